@@ -1,0 +1,107 @@
+# Leasehold — two commands on a fresh Debian/Ubuntu machine: `make run` and `make test`.
+# Every target installs what it is missing first and is safe to run again.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := run
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+TOOLS := $(CURDIR)/.tools
+export PATH := $(TOOLS)/bin:$(PATH)
+
+APT_PACKAGES := build-essential pkg-config libssl-dev libsqlite3-dev libwebkit2gtk-4.1-dev \
+	libayatana-appindicator3-dev librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver \
+	openssh-server openssh-client sshpass iproute2 x11-utils imagemagick fonts-noto-cjk \
+	python3 procps curl
+
+APP_BIN := target/debug/leasehold-app
+CLI_BIN := target/debug/leasehold
+
+.PHONY: run test deps apt-deps ui-deps tools ui build lint fmt-check clippy core-is-tauri-free \
+	bindings bindings-check rust-test ui-test e2e bench bundle fuzz clean
+
+## run: install what is missing, build, open the app
+run: deps build
+	$(APP_BIN)
+
+## test: install what is missing, run every check and test
+test: deps ui fmt-check core-is-tauri-free clippy bindings-check rust-test ui-test e2e
+	@echo "make test: all checks passed"
+
+deps: apt-deps ui-deps tools
+
+apt-deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+ui-deps: ui/node_modules/.package-lock.json
+
+ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+	@touch $@
+
+# tauri-driver bridges WebDriver clients to WebKitWebDriver; installed into .tools only when absent.
+tools:
+	@command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --root $(TOOLS)
+
+ui: ui-deps
+	cd ui && npm run build
+
+build: ui
+	cargo build --workspace
+
+fmt-check:
+	cargo fmt --all -- --check
+
+clippy: ui
+	cargo clippy --workspace --all-targets -- -D warnings
+
+# The domain must never learn about Tauri: fail if leasehold-core pulls it in at any depth.
+core-is-tauri-free:
+	@if cargo tree -p leasehold-core -e normal --prefix none | grep -E '^(tauri|tauri-[a-z-]+) v' ; then \
+	  echo "leasehold-core depends on Tauri; keep the domain free of it"; exit 1; \
+	fi
+
+# TypeScript types for everything that crosses IPC are generated from Rust (ts-rs) and committed.
+bindings:
+	rm -rf ui/src/lib/bindings
+	TS_RS_EXPORT_DIR=$(CURDIR)/ui/src/lib/bindings cargo test -p leasehold-core --lib export_bindings -- --quiet
+
+bindings-check: bindings
+	@git add -N ui/src/lib/bindings 2>/dev/null || true
+	@if ! git diff --quiet -- ui/src/lib/bindings; then \
+	  git --no-pager diff --stat -- ui/src/lib/bindings; \
+	  echo "ui/src/lib/bindings is stale: run 'make bindings' and commit the result"; exit 1; \
+	fi
+
+rust-test: ui
+	@if command -v cargo-nextest >/dev/null; then \
+	  cargo nextest run --workspace --no-fail-fast; \
+	else \
+	  cargo test --workspace --no-fail-fast; \
+	fi
+
+ui-test: ui-deps
+	cd ui && npm run check && npx vitest run
+
+e2e: build tools
+	bash tests/e2e/run.sh
+
+bench: deps build
+	bash tests/bench/run.sh
+
+bundle: deps ui
+	./ui/node_modules/.bin/tauri build --bundles deb
+
+fuzz:
+	bash tests/fuzz/run.sh
+
+clean:
+	cargo clean
+	rm -rf ui/dist

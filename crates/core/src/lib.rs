@@ -1,0 +1,11 @@
+//! Leasehold's domain: everything a GPU renter's desktop app knows, with no Tauri and no UI.
+//!
+//! The desktop shell (`src-tauri`) and the CLI (`crates/cli`) are thin adapters over the
+//! functions here, so both behave the same and both are tested through the same code.
+
+pub mod error;
+pub mod paths;
+pub mod shell;
+pub mod target;
+
+pub use error::{ApiError, Coded};

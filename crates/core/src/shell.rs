@@ -1,0 +1,79 @@
+//! The one place where values become remote shell text.
+//!
+//! Every argument that reaches a remote (or local) shell goes through [`quote`]; callers never
+//! build command lines by concatenating user input. Quoting follows POSIX `sh` rules via `shlex`.
+
+use std::borrow::Cow;
+
+/// Quote one value so a POSIX shell reads it back as exactly that literal word.
+///
+/// NUL bytes cannot exist in a shell word; they are dropped rather than failing, because no
+/// legitimate path, name or argument contains one.
+pub fn quote(value: &str) -> Cow<'_, str> {
+    if value.contains('\0') {
+        let cleaned: String = value.chars().filter(|c| *c != '\0').collect();
+        return Cow::Owned(quote_clean(&cleaned).into_owned());
+    }
+    quote_clean(value)
+}
+
+fn quote_clean(value: &str) -> Cow<'_, str> {
+    if value.is_empty() {
+        return Cow::Borrowed("''");
+    }
+    // shlex refuses only NUL, which `quote` removed above.
+    shlex::try_quote(value).unwrap_or(Cow::Borrowed("''"))
+}
+
+/// Join a program and its arguments into one shell command line, quoting each word.
+pub fn join<I, S>(words: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    words
+        .into_iter()
+        .map(|word| quote(word.as_ref()).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh_echo(word: &str) -> String {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {}", quote(word)))
+            .output()
+            .expect("sh runs");
+        String::from_utf8(out.stdout).expect("utf-8 back")
+    }
+
+    #[test]
+    fn hostile_strings_reach_the_shell_as_literal_data() {
+        for hostile in [
+            "'; rm -rf ~ #",
+            "$(reboot)",
+            "`id`",
+            "a\nb",
+            "空格 和 unicode ✓",
+            "",
+            "--flag",
+            "$HOME",
+            "\\",
+        ] {
+            assert_eq!(
+                sh_echo(hostile),
+                hostile,
+                "quoting must preserve {hostile:?} exactly"
+            );
+        }
+    }
+
+    #[test]
+    fn join_quotes_every_word() {
+        assert_eq!(join(["ls", "-la", "my dir"]), "ls -la 'my dir'");
+    }
+}

@@ -1,0 +1,97 @@
+//! Where commands run: the rented instance over SSH, or this computer.
+//!
+//! Probes and install recipes are written once against [`Target`]; `LocalTarget` runs them here
+//! (for `verify --local` and tests), `SshTarget` (in `crate::ssh`) runs them on the instance.
+
+mod local;
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+pub use local::LocalTarget;
+
+/// One shell command to run on a target. `script` is shell text whose every user-supplied value
+/// was quoted with [`crate::shell::quote`].
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    pub script: String,
+    /// Run through `bash -lc` so the login profile sets PATH (conda on AutoDL-style images).
+    pub login_shell: bool,
+    pub timeout: Duration,
+}
+
+impl CommandSpec {
+    pub fn new(script: impl Into<String>) -> Self {
+        Self {
+            script: script.into(),
+            login_shell: false,
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    pub fn login_shell(mut self) -> Self {
+        self.login_shell = true;
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// What a finished command left behind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// `None` when the command was killed by a signal or the exit status never arrived.
+    pub exit_status: Option<u32>,
+}
+
+impl CommandOutput {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    pub fn success(&self) -> bool {
+        self.exit_status == Some(0)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("the command did not finish within {0:?}")]
+    Timeout(Duration),
+    #[error("could not start the command: {0}")]
+    Spawn(String),
+    #[error("the connection to the instance failed: {0}")]
+    Connection(String),
+}
+
+impl crate::Coded for TargetError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Timeout(_) => "target.timeout",
+            Self::Spawn(_) => "target.spawn_failed",
+            Self::Connection(_) => "target.connection_failed",
+        }
+    }
+}
+
+/// A place that runs shell commands. Object-safe so callers can hold `Arc<dyn Target>`.
+pub trait Target: Send + Sync {
+    /// Run one command to completion (or its timeout) and collect its output.
+    fn run<'a>(
+        &'a self,
+        spec: &'a CommandSpec,
+    ) -> BoxFuture<'a, Result<CommandOutput, TargetError>>;
+
+    /// Human-readable name of the target, e.g. `root@region-1.autodl.com:12345` or `this computer`.
+    fn describe(&self) -> String;
+}
