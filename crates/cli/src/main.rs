@@ -3,7 +3,12 @@
 //! One file per command group; each parses its arguments, calls leasehold-core, and prints
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
+mod cost;
+mod estimate_cost;
+mod instance;
+mod ledger;
 mod output;
+mod rent_vs_buy;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +41,22 @@ impl Cli {
 enum Command {
     /// Print where Leasehold keeps its data.
     Paths,
+    /// Record rentals and their power changes.
+    #[command(subcommand)]
+    Instance(instance::InstanceCommand),
+    /// What an instance has cost so far.
+    Cost(cost::CostArgs),
+    /// What an instance will have cost at a later time if nothing changes.
+    Forecast(cost::ForecastArgs),
+    /// Price a job before renting (and a split job under each stopped-billing rule).
+    EstimateCost(Box<estimate_cost::EstimateCostArgs>),
+    /// After how many months buying the card pays for itself.
+    RentVsBuy(Box<rent_vs_buy::RentVsBuyArgs>),
+    /// What each provider preset pre-fills (never prices).
+    Presets {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -57,5 +78,11 @@ fn main() -> ExitCode {
             println!("logs: {}", leasehold_core::paths::log_dir().display());
             ExitCode::SUCCESS
         }
+        Command::Instance(command) => instance::run(&cli.db_path(), command),
+        Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
+        Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),
+        Command::EstimateCost(args) => estimate_cost::run(args),
+        Command::RentVsBuy(args) => rent_vs_buy::run(args),
+        Command::Presets { json } => ledger::run_presets(*json),
     }
 }

@@ -14,7 +14,7 @@ use ts_rs::TS;
 
 use super::engine::{self, MoneyBreakdown};
 use super::events::{EventKind, LedgerEvent};
-use super::money::{display_amount, display_rate, Currency};
+use super::money::{display_amount, display_quantity, display_rate, Currency};
 use super::rules::{non_negative, BillingRules, BillingStart, Granularity, StoppedBilling};
 use super::BillingError;
 
@@ -288,8 +288,8 @@ pub fn estimate(input: &EstimateInput) -> Result<CostEstimate, BillingError> {
         }
         Some(SplitRunComparison {
             runs: input.runs,
-            hours_per_run: display_rate((input.hours / Decimal::from(input.runs)).round_dp(4)),
-            stop_hours_between: display_rate(input.stop_hours_between),
+            hours_per_run: display_quantity((input.hours / Decimal::from(input.runs)).round_dp(4)),
+            stop_hours_between: display_quantity(input.stop_hours_between),
             continuous_total: display_amount(continuous_total),
             options,
         })
@@ -298,7 +298,7 @@ pub fn estimate(input: &EstimateInput) -> Result<CostEstimate, BillingError> {
     };
     Ok(CostEstimate {
         currency,
-        hours: display_rate(input.hours),
+        hours: display_quantity(input.hours),
         compute: display_amount(one_run.compute),
         storage: display_amount(one_run.storage),
         ip: display_amount(one_run.ip),

@@ -190,7 +190,9 @@ impl Loaded {
             gpu_model: self.row.gpu_model.clone(),
             gpu_count: rules.map_or(0, |r| r.gpu_count),
             currency: self.currency.clone(),
-            price_per_gpu_hour: rules.map_or(Decimal::ZERO, |r| r.price_per_gpu_hour.normalize()),
+            price_per_gpu_hour: super::money::display_rate(
+                rules.map_or(Decimal::ZERO, |r| r.price_per_gpu_hour),
+            ),
             state: costing.state,
             state_since: costing.state_since,
             created_at: self.row.created_at,

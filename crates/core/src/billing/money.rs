@@ -71,7 +71,16 @@ pub fn display_amount(amount: Decimal) -> Decimal {
     shown
 }
 
-/// A rate or quantity as shown: trailing zeros dropped, but never rounded.
+/// A rate as shown: never rounded, at least two decimal places (`2.50`, `0.005`).
 pub fn display_rate(rate: Decimal) -> Decimal {
-    rate.normalize()
+    let mut shown = rate.normalize();
+    if shown.scale() < 2 {
+        shown.rescale(2);
+    }
+    shown
+}
+
+/// A quantity (hours, GB) as shown: trailing zeros dropped, never rounded.
+pub fn display_quantity(quantity: Decimal) -> Decimal {
+    quantity.normalize()
 }

@@ -8,7 +8,7 @@ use ts_rs::TS;
 
 use super::engine::{Costing, Interval};
 use super::events::InstanceState;
-use super::money::{display_amount, display_rate, Currency};
+use super::money::{display_amount, display_quantity, display_rate, Currency};
 use super::rules::BillingRules;
 
 /// Cost per category. `storage` holds storage-only stopped billing plus data-disk and snapshot
@@ -74,7 +74,7 @@ impl CostInterval {
             ongoing: interval.ongoing,
             billed: interval.billed,
             rate_per_hour: display_rate(interval.rate_per_hour),
-            billed_hours: display_rate(interval.billed_hours.round_dp(6)),
+            billed_hours: display_quantity(interval.billed_hours.round_dp(6)),
             cost: display_amount(interval.charges.total()),
             breakdown: CostBreakdown::shown(&interval.charges),
         }
