@@ -132,7 +132,14 @@ impl BudgetUse {
         Self {
             amount: display_amount(amount),
             used: display_amount(used),
-            percent_used: percent.round_dp(1),
+            percent_used: {
+                let mut shown = percent.round_dp_with_strategy(
+                    1,
+                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                );
+                shown.rescale(1);
+                shown
+            },
             threshold_reached,
             exhausted_at,
         }
