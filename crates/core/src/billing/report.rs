@@ -171,7 +171,8 @@ pub struct CostReport {
 }
 
 impl CostReport {
-    pub(crate) fn new(
+    /// The report of an instance named `name` from the engine's result at `as_of`.
+    pub fn new(
         name: &str,
         currency: &Currency,
         costing: &Costing,
