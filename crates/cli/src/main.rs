@@ -3,8 +3,13 @@
 //! One file per command group; each parses its arguments, calls leasehold-core, and prints
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
+mod cost;
+mod estimate_cost;
+mod instance;
+mod ledger;
 mod output;
 mod parse;
+mod rent_vs_buy;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +45,22 @@ enum Command {
     /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
     #[command(subcommand)]
     Parse(parse::ParseCommand),
+    /// Record rentals and their power changes.
+    #[command(subcommand)]
+    Instance(instance::InstanceCommand),
+    /// What an instance has cost so far.
+    Cost(cost::CostArgs),
+    /// What an instance will have cost at a later time if nothing changes.
+    Forecast(cost::ForecastArgs),
+    /// Price a job before renting (and a split job under each stopped-billing rule).
+    EstimateCost(Box<estimate_cost::EstimateCostArgs>),
+    /// After how many months buying the card pays for itself.
+    RentVsBuy(Box<rent_vs_buy::RentVsBuyArgs>),
+    /// What each provider preset pre-fills (never prices).
+    Presets {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -62,5 +83,11 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Parse(command) => parse::run(command),
+        Command::Instance(command) => instance::run(&cli.db_path(), command),
+        Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
+        Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),
+        Command::EstimateCost(args) => estimate_cost::run(args),
+        Command::RentVsBuy(args) => rent_vs_buy::run(args),
+        Command::Presets { json } => ledger::run_presets(*json),
     }
 }
