@@ -13,7 +13,9 @@ mod exec;
 mod forward;
 mod known_hosts;
 mod parse;
+mod sftp;
 mod target;
+mod transfer;
 
 pub use auth::{load_private_key, AgentChoice, Credentials, KeyFile, Secret};
 pub use connect::ConnectOptions;
@@ -25,4 +27,5 @@ pub use exec::{remote_command_line, ExitReport};
 pub use forward::{ForwardInfo, ForwardPreset};
 pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
 pub use parse::{parse_ssh_command, JumpHost, SshCommand, SshCommandSummary};
+pub use sftp::{ProgressSink, TransferOptions, TransferProgress, TransferReport};
 pub use target::{LinkState, SshTarget, MAX_CHANNELS};
