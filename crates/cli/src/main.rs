@@ -10,6 +10,7 @@ mod ledger;
 mod output;
 mod parse;
 mod rent_vs_buy;
+mod ssh;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,6 +62,42 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read a provider's `ssh …` command: host, port, user, key, jump hosts, ignored options.
+    SshParse {
+        /// The command, quoted as one argument.
+        command: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a command on the instance, like `ssh HOST COMMAND` (exit code = the remote one,
+    /// 255 when connecting fails).
+    Exec {
+        #[command(flatten)]
+        ssh: ssh::SshArgs,
+        /// Stop the command after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<u64>,
+        /// The remote command; its words are joined with spaces for the remote shell.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
+    /// Copy files or folders over SFTP; write the remote side as :path. Resumes and verifies.
+    Copy {
+        #[command(flatten)]
+        ssh: ssh::SshArgs,
+        source: String,
+        destination: String,
+        /// Print the transfer report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forward a local port to a port on the instance until Ctrl-C.
+    Forward {
+        #[command(flatten)]
+        ssh: ssh::SshArgs,
+        /// LOCAL_PORT:REMOTE_PORT (or LOCAL_PORT:HOST:REMOTE_PORT).
+        spec: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -89,5 +126,18 @@ fn main() -> ExitCode {
         Command::EstimateCost(args) => estimate_cost::run(args),
         Command::RentVsBuy(args) => rent_vs_buy::run(args),
         Command::Presets { json } => ledger::run_presets(*json),
+        Command::SshParse { command, json } => ssh::ssh_parse(command, *json),
+        Command::Exec {
+            ssh,
+            timeout,
+            command,
+        } => ssh::exec(ssh, command, *timeout),
+        Command::Copy {
+            ssh,
+            source,
+            destination,
+            json,
+        } => ssh::copy(ssh, source, destination, *json),
+        Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
     }
 }
