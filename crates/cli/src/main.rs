@@ -4,6 +4,7 @@
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
 mod output;
+mod parse;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +37,9 @@ impl Cli {
 enum Command {
     /// Print where Leasehold keeps its data.
     Paths,
+    /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
+    #[command(subcommand)]
+    Parse(parse::ParseCommand),
 }
 
 fn main() -> ExitCode {
@@ -57,5 +61,6 @@ fn main() -> ExitCode {
             println!("logs: {}", leasehold_core::paths::log_dir().display());
             ExitCode::SUCCESS
         }
+        Command::Parse(command) => parse::run(command),
     }
 }
