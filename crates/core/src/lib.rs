@@ -7,6 +7,7 @@ pub mod error;
 pub mod paths;
 pub mod probe;
 pub mod shell;
+pub mod ssh;
 pub mod target;
 
 pub use error::{ApiError, Coded};
