@@ -3,6 +3,8 @@
 //! One file per command group; each parses its arguments, calls leasehold-core, and prints
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
+mod estimate;
+mod gpus;
 mod output;
 
 use std::path::PathBuf;
@@ -36,6 +38,16 @@ impl Cli {
 enum Command {
     /// Print where Leasehold keeps its data.
     Paths,
+    /// Estimate the GPU memory a task needs, part by part.
+    Estimate(estimate::EstimateArgs),
+    /// Rank GPUs (single and multi-GPU) that fit a task, cheapest plan first when priced.
+    Recommend(estimate::RecommendArgs),
+    /// Choose the PyTorch CUDA wheel for a driver version and GPU.
+    TorchWheel(gpus::TorchWheelArgs),
+    /// List the GPU catalog with sourced specs.
+    Gpus(gpus::GpusArgs),
+    /// Show this computer's NVIDIA GPUs (and whether a task fits them).
+    LocalGpu(gpus::LocalGpuArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,5 +69,10 @@ fn main() -> ExitCode {
             println!("logs: {}", leasehold_core::paths::log_dir().display());
             ExitCode::SUCCESS
         }
+        Command::Estimate(args) => estimate::run_estimate(args),
+        Command::Recommend(args) => estimate::run_recommend(args),
+        Command::TorchWheel(args) => gpus::run_torch_wheel(args),
+        Command::Gpus(args) => gpus::run_gpus(args),
+        Command::LocalGpu(args) => gpus::run_local_gpu(args),
     }
 }

@@ -18,4 +18,9 @@ model: string | null, task: Task, precision: Precision,
 /**
  * Tokens per sequence (prompt + output for inference).
  */
-context: number, batch: number, optimizer: Optimizer, grad_checkpointing: boolean, lora_rank: number, };
+context: number, batch: number, optimizer: Optimizer, 
+/**
+ * Recompute activations in the backward pass (training only). On by default, as in the
+ * fine-tuning tools renters use (LLaMA-Factory, Unsloth).
+ */
+grad_checkpointing: boolean, lora_rank: number, };

@@ -49,6 +49,14 @@ fn lora_on_7b_fits_a_single_24_gb_card() {
 }
 
 #[test]
+fn lora_on_7b_with_default_settings_fits_a_24_gb_card() {
+    // `leasehold recommend --params 7 --task lora`: 4096 tokens, batch 1, checkpointing on.
+    let r = rec(7.0, Task::Lora, Precision::Fp16, |_| {});
+    assert!(single(&r, "rtx-4090").fits);
+    assert!(single(&r, "a10").fits, "the 23028 MiB A10 too");
+}
+
+#[test]
 fn seventy_b_int4_inference_fits_no_24_gb_card_alone_but_a_48_gb_card() {
     let r = rec(70.0, Task::Inference, Precision::Int4, |_| {});
     for c in r
@@ -219,6 +227,7 @@ fn a_24_gb_card_that_fits_only_with_checkpointing_says_so() {
     let r = rec(7.0, Task::Lora, Precision::Bf16, |e| {
         e.context = 2048;
         e.batch = 4;
+        e.grad_checkpointing = false;
     });
     let rtx4090 = single(&r, "rtx-4090");
     assert!(!rtx4090.fits);

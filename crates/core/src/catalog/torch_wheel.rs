@@ -164,10 +164,10 @@ pub fn choose_torch_wheel(request: &TorchWheelRequest) -> Result<TorchWheelChoic
         if driver < min {
             return Ok(TorchWheelChoice::none(
                 format!(
-                    "Driver {driver} is older than the first driver that supports the {} (branch {}). \
-                     No PyTorch wheel can use this GPU until the driver is upgraded; on a rented \
-                     machine, re-create the instance from an image with a driver ≥ {} instead of \
-                     reinstalling drivers by hand.",
+                    "Driver {driver} is older than the first driver that supports the {} (branch {}), \
+                     so no PyTorch wheel can use this GPU. Upgrade the driver, or on a rented machine \
+                     re-create the instance from an image with a driver ≥ {} (safer than reinstalling \
+                     drivers by hand).",
                     target.label,
                     min.branch(),
                     min.branch()

@@ -462,11 +462,18 @@ fn add_notes(
         notes.push(Note::new(
             "estimate.try_checkpointing",
             format!(
-                "Activations are {activations_gib:.1} GiB of {total_gib:.1} GiB. Gradient checkpointing (--grad-checkpointing) trades ~30 % more compute for most of it; a smaller batch with gradient accumulation keeps the effective batch."
+                "Activations are {activations_gib:.1} GiB of {total_gib:.1} GiB. Gradient checkpointing (on unless --no-grad-checkpointing) trades ~30 % more compute for most of it; a smaller batch with gradient accumulation keeps the effective batch."
             ),
             format!(
-                "激活值占 {activations_gib:.1} GiB（共 {total_gib:.1} GiB）。开启梯度检查点（--grad-checkpointing）用约 30% 的额外计算换回大部分显存；减小 batch 并用梯度累积可保持等效 batch。"
+                "激活值占 {activations_gib:.1} GiB（共 {total_gib:.1} GiB）。开启梯度检查点（去掉 --no-grad-checkpointing）用约 30% 的额外计算换回大部分显存；减小 batch 并用梯度累积可保持等效 batch。"
             ),
+        ));
+    }
+    if request.task.is_training() && request.grad_checkpointing {
+        notes.push(Note::new(
+            "estimate.assumes_checkpointing",
+            "Assumes gradient checkpointing, as LLaMA-Factory and Unsloth enable by default; turn it off and activations grow several-fold.",
+            "按开启梯度检查点估算（LLaMA-Factory、Unsloth 默认开启）；关闭后激活值会成倍增加。",
         ));
     }
     if request.task.is_training() && request.batch > 1 {

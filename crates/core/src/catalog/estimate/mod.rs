@@ -120,6 +120,8 @@ pub struct EstimateRequest {
     pub context: u32,
     pub batch: u32,
     pub optimizer: Optimizer,
+    /// Recompute activations in the backward pass (training only). On by default, as in the
+    /// fine-tuning tools renters use (LLaMA-Factory, Unsloth).
     pub grad_checkpointing: bool,
     pub lora_rank: u32,
 }
@@ -134,7 +136,7 @@ impl Default for EstimateRequest {
             context: 4096,
             batch: 1,
             optimizer: Optimizer::Adamw,
-            grad_checkpointing: false,
+            grad_checkpointing: true,
             lora_rank: 16,
         }
     }

@@ -220,6 +220,7 @@ fn gradient_checkpointing_shrinks_activations() {
     let base = EstimateRequest {
         context: 2048,
         batch: 4,
+        grad_checkpointing: false,
         ..request(7.0, Task::Lora, Precision::Bf16)
     };
     let without = estimate(&base).expect("valid");
@@ -235,6 +236,26 @@ fn gradient_checkpointing_shrinks_activations() {
             .iter()
             .any(|n| n.code == "estimate.try_checkpointing"),
         "suggests checkpointing when activations dominate"
+    );
+}
+
+#[test]
+fn training_estimates_assume_checkpointing_unless_turned_off() {
+    let default = estimate(&request(7.0, Task::Lora, Precision::Bf16)).expect("valid");
+    assert!(default
+        .notes
+        .iter()
+        .any(|n| n.code == "estimate.assumes_checkpointing"));
+    let off = estimate(&EstimateRequest {
+        grad_checkpointing: false,
+        ..request(7.0, Task::Lora, Precision::Bf16)
+    })
+    .expect("valid");
+    assert!(
+        off.total_gib > default.total_gib + 5.0,
+        "{} vs {}",
+        off.total_gib,
+        default.total_gib
     );
 }
 
