@@ -7,6 +7,8 @@ mod cost;
 mod estimate_cost;
 mod instance;
 mod ledger;
+mod estimate;
+mod gpus;
 mod output;
 mod parse;
 mod rent_vs_buy;
@@ -98,6 +100,16 @@ enum Command {
         /// LOCAL_PORT:REMOTE_PORT (or LOCAL_PORT:HOST:REMOTE_PORT).
         spec: String,
     },
+    /// Estimate the GPU memory a task needs, part by part.
+    Estimate(estimate::EstimateArgs),
+    /// Rank GPUs (single and multi-GPU) that fit a task, cheapest plan first when priced.
+    Recommend(estimate::RecommendArgs),
+    /// Choose the PyTorch CUDA wheel for a driver version and GPU.
+    TorchWheel(gpus::TorchWheelArgs),
+    /// List the GPU catalog with sourced specs.
+    Gpus(gpus::GpusArgs),
+    /// Show this computer's NVIDIA GPUs (and whether a task fits them).
+    LocalGpu(gpus::LocalGpuArgs),
 }
 
 fn main() -> ExitCode {
@@ -139,5 +151,10 @@ fn main() -> ExitCode {
             json,
         } => ssh::copy(ssh, source, destination, *json),
         Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
+        Command::Estimate(args) => estimate::run_estimate(args),
+        Command::Recommend(args) => estimate::run_recommend(args),
+        Command::TorchWheel(args) => gpus::run_torch_wheel(args),
+        Command::Gpus(args) => gpus::run_gpus(args),
+        Command::LocalGpu(args) => gpus::run_local_gpu(args),
     }
 }

@@ -4,6 +4,7 @@
 //! functions here, so both behave the same and both are tested through the same code.
 
 pub mod billing;
+pub mod catalog;
 pub mod error;
 pub mod paths;
 pub mod probe;
