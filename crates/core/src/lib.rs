@@ -4,9 +4,12 @@
 //! functions here, so both behave the same and both are tested through the same code.
 
 pub mod billing;
+pub mod catalog;
 pub mod error;
 pub mod paths;
+pub mod probe;
 pub mod shell;
+pub mod ssh;
 pub mod store;
 pub mod target;
 
