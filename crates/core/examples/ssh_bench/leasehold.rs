@@ -1,9 +1,11 @@
 //! The Leasehold side: the SSH engine as the product uses it (`SshTarget`), one connection.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use leasehold_core::ssh::{
     parse_ssh_command, ConnectOptions, Credentials, Destination, KeyFile, KnownHosts, SshTarget,
+    TransferOptions, TransferProgress,
 };
 use leasehold_core::target::{CommandSpec, Target};
 
@@ -57,4 +59,39 @@ pub async fn battery(host: &BenchHost, battery: &[Probe]) -> BenchResult<(Batter
         },
         handshake,
     ))
+}
+
+/// The bench checks every copy itself afterwards, as it does for OpenSSH's, so the engine's own
+/// SHA-256 verification (an extra remote `sha256sum`) stays out of the timing.
+const PLAIN_COPY: TransferOptions = TransferOptions {
+    resume: false,
+    verify: false,
+};
+
+fn no_progress(_: &TransferProgress) {}
+
+/// Connect and download one file; the time includes the connection, as `sftp`'s does.
+pub async fn download(host: &BenchHost, remote: &Path, local: &Path) -> BenchResult<Duration> {
+    let started = Instant::now();
+    let target = connect(host).await?;
+    target
+        .download(&remote.to_string_lossy(), local, PLAIN_COPY, &no_progress)
+        .await
+        .map_err(|e| format!("Leasehold download: {e}"))?;
+    let elapsed = started.elapsed();
+    target.disconnect().await;
+    Ok(elapsed)
+}
+
+/// Connect and upload one file; the time includes the connection, as `sftp`'s does.
+pub async fn upload(host: &BenchHost, local: &Path, remote: &Path) -> BenchResult<Duration> {
+    let started = Instant::now();
+    let target = connect(host).await?;
+    target
+        .upload(local, &remote.to_string_lossy(), PLAIN_COPY, &no_progress)
+        .await
+        .map_err(|e| format!("Leasehold upload: {e}"))?;
+    let elapsed = started.elapsed();
+    target.disconnect().await;
+    Ok(elapsed)
 }

@@ -8,11 +8,11 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::host::{io, BenchHost, BenchResult};
-use crate::openssh;
 use crate::report::{self, TransferFigures};
+use crate::{leasehold, openssh};
 
 pub fn figures(
-    _runtime: &tokio::runtime::Runtime,
+    runtime: &tokio::runtime::Runtime,
     host: &BenchHost,
     megabytes: u64,
 ) -> BenchResult<()> {
@@ -44,11 +44,19 @@ pub fn figures(
     check_same(&uploaded, &expected, "OpenSSH upload")?;
     fs::remove_file(&uploaded).map_err(io("clean up"))?;
 
+    let downloaded = local.join("leasehold-down.bin");
+    let leasehold_down = runtime.block_on(leasehold::download(host, &source, &downloaded))?;
+    check_same(&downloaded, &expected, "Leasehold download")?;
+    let uploaded = remote.join("leasehold-up.bin");
+    let leasehold_up = runtime.block_on(leasehold::upload(host, &downloaded, &uploaded))?;
+    check_same(&uploaded, &expected, "Leasehold upload")?;
+    fs::remove_file(&uploaded).map_err(io("clean up"))?;
+
     report::print_transfers(&TransferFigures {
         megabytes,
         openssh_down,
         openssh_up,
-        leasehold: None,
+        leasehold: Some((leasehold_down, leasehold_up)),
     });
     Ok(())
 }
