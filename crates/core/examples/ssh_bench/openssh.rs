@@ -91,25 +91,40 @@ fn ssh(host: &BenchHost, extra: &[String], command: &str) -> BenchResult<Output>
     Ok(output)
 }
 
-/// How long the slowest probe takes on the host itself, started the way sshd starts it (root's
-/// bash with `SSH_CLIENT` set, so it reads `~/.bashrc` as it does for every exec channel).
+/// How long the slowest probe takes on the host itself, started the way sshd starts it: the
+/// login user's bash with `SSH_CLIENT` set, so it reads `~/.bashrc` as it does for every exec
+/// channel.
 pub fn slowest_command_on_host(
     host: &BenchHost,
     battery: &[Probe],
 ) -> BenchResult<(&'static str, Duration)> {
+    let user = host.sshd.user();
     let path = format!(
-        "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "PATH={}:/usr/local/bin:/usr/bin:/bin",
         host.fake_bin.display()
+    );
+    let client = format!(
+        "SSH_CLIENT={} 50000 {}",
+        host.link.host_addr(),
+        host.sshd.port()
     );
     let mut slowest = ("", Duration::ZERO);
     for probe in battery {
         let started = Instant::now();
         host.link
             .namespace()
-            .std_command("bash")
-            .args(["-c", probe.command])
-            .env("PATH", &path)
-            .env("SSH_CLIENT", format!("{} 50000 22", host.link.host_addr()))
+            .std_command("runuser")
+            .args([
+                "-u",
+                user,
+                "--",
+                "env",
+                "-i",
+                &format!("HOME=/home/{user}"),
+                &path,
+                &client,
+            ])
+            .args(["bash", "-c", probe.command])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
