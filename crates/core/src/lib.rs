@@ -5,6 +5,7 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod diagnose;
 pub mod error;
 pub mod paths;
 pub mod probe;
