@@ -1,5 +1,7 @@
 //! Tauri commands: each a few lines that call leasehold-core.
 
+pub mod catalog;
+
 use serde::Serialize;
 
 #[derive(Serialize)]

@@ -172,7 +172,7 @@ struct CandidateJson<'a> {
     vram_gib: f64,
     need_gib: f64,
     fits: bool,
-    headroom_pct: i64,
+    headroom_pct: i32,
     price_per_hour: Option<Decimal>,
     plan_cost: Option<Decimal>,
     currency: Option<&'a str>,
