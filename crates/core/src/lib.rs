@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod paths;
+pub mod settings;
 pub mod shell;
 pub mod target;
 
