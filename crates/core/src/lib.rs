@@ -9,6 +9,7 @@ pub mod diagnose;
 pub mod error;
 pub mod paths;
 pub mod probe;
+pub mod settings;
 pub mod shell;
 pub mod ssh;
 pub mod store;
