@@ -4,11 +4,11 @@
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
 mod cost;
+mod estimate;
 mod estimate_cost;
+mod gpus;
 mod instance;
 mod ledger;
-mod estimate;
-mod gpus;
 mod output;
 mod parse;
 mod rent_vs_buy;
