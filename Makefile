@@ -68,10 +68,11 @@ core-is-tauri-free:
 	  echo "leasehold-core depends on Tauri; keep the domain free of it"; exit 1; \
 	fi
 
-# TypeScript types for everything that crosses IPC are generated from Rust (ts-rs) and committed.
+# TypeScript types for everything that crosses IPC are generated from Rust (ts-rs) and committed;
+# .cargo/config.toml points TS_RS_EXPORT_DIR at ui/src/lib/bindings.
 bindings:
 	rm -rf ui/src/lib/bindings
-	TS_RS_EXPORT_DIR=$(CURDIR)/ui/src/lib/bindings cargo test -p leasehold-core --lib export_bindings -- --quiet
+	cargo test --workspace --lib export_bindings -- --quiet
 
 bindings-check: bindings
 	@git add -N ui/src/lib/bindings 2>/dev/null || true

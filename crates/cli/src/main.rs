@@ -4,6 +4,7 @@
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
 mod output;
+mod parse;
 mod ssh;
 
 use std::path::PathBuf;
@@ -73,6 +74,9 @@ enum Command {
         /// LOCAL_PORT:REMOTE_PORT (or LOCAL_PORT:HOST:REMOTE_PORT).
         spec: String,
     },
+    /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
+    #[command(subcommand)]
+    Parse(parse::ParseCommand),
 }
 
 fn main() -> ExitCode {
@@ -107,5 +111,6 @@ fn main() -> ExitCode {
             json,
         } => ssh::copy(ssh, source, destination, *json),
         Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
+        Command::Parse(command) => parse::run(command),
     }
 }

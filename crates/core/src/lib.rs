@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod paths;
+pub mod probe;
 pub mod shell;
 pub mod ssh;
 pub mod target;

@@ -8,6 +8,8 @@
 //!
 //! Needs root (it starts sshd and creates the test login user once). CI runs as root.
 
+pub mod delay_link;
+pub mod netns;
 mod process;
 
 use std::net::IpAddr;
