@@ -19,6 +19,7 @@ mod ledger;
 mod output;
 mod parse;
 mod rent_vs_buy;
+mod rule_flags;
 mod ssh;
 
 use std::path::PathBuf;
