@@ -144,9 +144,10 @@ pub fn run_estimate(args: &EstimateArgs) -> ExitCode {
     }
     let p = &result.parts;
     let f = &result.formulas;
-    println!(
+    say!(
         "{} — {:.1} GiB in total",
-        result.model.name, result.total_gib
+        result.model.name,
+        result.total_gib
     );
     for (label, gib, formula) in [
         ("weights", p.weights_gib, &f.weights.en),
@@ -156,10 +157,10 @@ pub fn run_estimate(args: &EstimateArgs) -> ExitCode {
         ("optimizer", p.optimizer_gib, &f.optimizer.en),
         ("overhead", p.overhead_gib, &f.overhead.en),
     ] {
-        println!("  {label:<12} {gib:>7.2} GiB  {formula}");
+        say!("  {label:<12} {gib:>7.2} GiB  {formula}");
     }
     for note in &result.notes {
-        println!("note: {}", note.text.en);
+        say!("note: {}", note.text.en);
     }
     ExitCode::SUCCESS
 }
@@ -172,7 +173,7 @@ struct CandidateJson<'a> {
     vram_gib: f64,
     need_gib: f64,
     fits: bool,
-    headroom_pct: i64,
+    headroom_pct: i32,
     price_per_hour: Option<Decimal>,
     plan_cost: Option<Decimal>,
     currency: Option<&'a str>,
@@ -247,9 +248,10 @@ pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
             estimate: estimate_json(&result.estimate),
         });
     }
-    println!(
+    say!(
         "{} needs ≈ {:.1} GiB on one GPU.",
-        result.estimate.model.name, result.estimate.total_gib
+        result.estimate.model.name,
+        result.estimate.total_gib
     );
     for c in result.candidates.iter().filter(|c| c.fits) {
         let cost = match (&c.plan_cost, &c.price_per_hour, &c.currency) {
@@ -257,13 +259,16 @@ pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
             (None, Some(price), Some(cur)) => format!("  {price} {cur}/h per card"),
             _ => String::new(),
         };
-        println!(
+        say!(
             "  {}× {:<45} {:>6.1} GiB each, {:>3}% free{cost}",
-            c.count, c.gpu, c.vram_gib, c.headroom_pct
+            c.count,
+            c.gpu,
+            c.vram_gib,
+            c.headroom_pct
         );
     }
     for note in &result.notes {
-        println!("note: {}", note.text.en);
+        say!("note: {}", note.text.en);
     }
     ExitCode::SUCCESS
 }

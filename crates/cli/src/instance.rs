@@ -370,10 +370,10 @@ fn list(db: &Path, args: &ListArgs) -> Result<ExitCode, ExitCode> {
         return Ok(output::print_json(&summaries));
     }
     if summaries.is_empty() {
-        println!("no instances recorded yet (leasehold instance add NAME --gpu … --price … --currency …)");
+        say!("no instances recorded yet (leasehold instance add NAME --gpu … --price … --currency …)");
     }
     for summary in &summaries {
-        println!("{}", summary_line(summary));
+        say!("{}", summary_line(summary));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -415,15 +415,15 @@ fn print_summary(summary: &InstanceSummary, json: bool, verb: &str) -> ExitCode 
     if json {
         return output::print_json(summary);
     }
-    println!("{}: {verb} at {}", summary.name, summary.as_of.to_rfc3339());
-    println!("{}", summary_line(summary));
+    say!("{}: {verb} at {}", summary.name, summary.as_of.to_rfc3339());
+    say!("{}", summary_line(summary));
     ExitCode::SUCCESS
 }
 
 fn print_detail(detail: &InstanceDetail) {
     let s = &detail.summary;
-    println!("{}", summary_line(s));
-    println!(
+    say!("{}", summary_line(s));
+    say!(
         "provider {}, {} {} per GPU-hour, billing from {}, stopped: {}, per {}",
         s.provider,
         detail.rules.price_per_gpu_hour,
@@ -433,19 +433,21 @@ fn print_detail(detail: &InstanceDetail) {
         detail.rules.granularity.as_str()
     );
     if let Some(wipe_at) = s.wipe_at {
-        println!(
+        say!(
             "wiped by the provider at {} if it stays stopped",
             wipe_at.to_rfc3339()
         );
     }
     if let Some(budget) = &s.budget {
-        println!(
+        say!(
             "budget {} {}: {} % used",
-            budget.amount, s.currency, budget.percent_used
+            budget.amount,
+            s.currency,
+            budget.percent_used
         );
     }
     for interval in &detail.report.intervals {
-        println!(
+        say!(
             "  {} → {}  {:<8} {:>10} {}",
             interval.start.to_rfc3339(),
             if interval.ongoing {

@@ -50,7 +50,7 @@ where
         .enable_all()
         .build()
         .map_err(|err| {
-            eprintln!("error: could not start the async runtime: {err}");
+            esay!("error: could not start the async runtime: {err}");
             ExitCode::from(output::EXIT_FAILURE)
         })?;
     runtime.block_on(work).map_err(|err| output::fail(&err))
@@ -79,7 +79,7 @@ pub fn run_presets(json: bool) -> ExitCode {
         return output::print_json(&all);
     }
     for p in &all {
-        println!(
+        say!(
             "{:<9} {:<8} billing from {:<8} stopped: {:<8} per {:<6} wipe after: {:<8} no-GPU mode: {}",
             p.key.as_str(),
             p.display_name,

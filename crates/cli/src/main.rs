@@ -3,6 +3,13 @@
 //! One file per command group; each parses its arguments, calls leasehold-core, and prints
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
+/// `println!` that survives a closed pipe; see [`output::say`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::output::say(format_args!($($arg)*))
+    };
+}
+
 mod cost;
 mod estimate;
 mod estimate_cost;
@@ -127,8 +134,8 @@ fn main() -> ExitCode {
     };
     match &cli.command {
         Command::Paths => {
-            println!("db: {}", cli.db_path().display());
-            println!("logs: {}", leasehold_core::paths::log_dir().display());
+            say!("db: {}", cli.db_path().display());
+            say!("logs: {}", leasehold_core::paths::log_dir().display());
             ExitCode::SUCCESS
         }
         Command::Parse(command) => parse::run(command),

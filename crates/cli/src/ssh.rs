@@ -69,7 +69,7 @@ impl SshArgs {
 
 /// Exit code for an SSH error: 2 for the caller's mistakes, 255 (like OpenSSH) otherwise.
 fn fail_ssh(err: &SshError) -> ExitCode {
-    eprintln!("leasehold: {err} [{}]", err.code());
+    esay!("leasehold: {err} [{}]", err.code());
     ExitCode::from(if err.is_bad_input() {
         output::EXIT_BAD_INPUT
     } else {
@@ -97,17 +97,17 @@ pub fn ssh_parse(command: &str, json: bool) -> ExitCode {
             if json {
                 return output::print_json(&summary);
             }
-            println!("host: {}", summary.host);
-            println!("port: {}", summary.port);
-            println!("user: {}", summary.user.as_deref().unwrap_or("(default)"));
+            say!("host: {}", summary.host);
+            say!("port: {}", summary.port);
+            say!("user: {}", summary.user.as_deref().unwrap_or("(default)"));
             if let Some(key) = &summary.identity_file {
-                println!("identity_file: {key}");
+                say!("identity_file: {key}");
             }
             if !summary.jump.is_empty() {
-                println!("jump: {}", summary.jump.join(", "));
+                say!("jump: {}", summary.jump.join(", "));
             }
             if !summary.ignored.is_empty() {
-                println!("ignored: {}", summary.ignored.join(" | "));
+                say!("ignored: {}", summary.ignored.join(" | "));
             }
             ExitCode::SUCCESS
         }
@@ -150,7 +150,7 @@ pub fn exec(args: &SshArgs, command: &[String], timeout: Option<u64>) -> ExitCod
             Ok(report) => match (report.status, report.signal) {
                 (Some(status), _) => ExitCode::from(u8::try_from(status).unwrap_or(u8::MAX)),
                 (None, signal) => {
-                    eprintln!(
+                    esay!(
                         "leasehold: the remote command was killed{}",
                         signal
                             .map(|s| format!(" by signal {s}"))
@@ -192,9 +192,9 @@ pub fn copy(args: &SshArgs, source: &str, destination: &str, json: bool) -> Exit
         {
             Ok(report) => {
                 if interactive {
-                    eprintln!();
+                    esay!();
                 }
-                eprintln!(
+                esay!(
                     "copied {} file(s), {:.1} MB in {:.1} s ({:.1} MB/s){}{}",
                     report.files,
                     report.bytes as f64 / 1e6,
@@ -244,7 +244,7 @@ fn print_progress(progress: &TransferProgress, interactive: bool) {
     if interactive {
         eprint!("\r\x1b[2K{line}");
     } else {
-        eprintln!("{line}");
+        esay!("{line}");
     }
 }
 
@@ -266,9 +266,9 @@ pub fn forward(args: &SshArgs, spec: &str) -> ExitCode {
             .await
         {
             Ok(info) => {
-                println!("{}", info.url);
+                say!("{}", info.url);
                 let _ = std::io::stdout().flush();
-                eprintln!(
+                esay!(
                     "forwarding 127.0.0.1:{} -> {}:{} on the instance; Ctrl-C to stop",
                     info.local_port, info.remote_host, info.remote_port
                 );

@@ -18,7 +18,7 @@ need_gib: number, fits: boolean,
 /**
  * Free memory left per card, percent of the card (negative when it does not fit).
  */
-headroom_pct: bigint, class: GpuClass, price_per_hour: string | null, 
+headroom_pct: number, class: GpuClass, price_per_hour: string | null, 
 /**
  * price per card per hour × count × hours.
  */

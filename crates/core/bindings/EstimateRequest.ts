@@ -10,11 +10,11 @@ export type EstimateRequest = {
 /**
  * Parameters in billions.
  */
-params_b: number | null, 
+params_b?: number, 
 /**
  * A preset name ("qwen2.5-7b", "llama3.1:70b", ...); its shape wins over `params_b`.
  */
-model: string | null, task: Task, precision: Precision, 
+model?: string, task: Task, precision: Precision, 
 /**
  * Tokens per sequence (prompt + output for inference).
  */

@@ -22,7 +22,7 @@ memory_gb: Sourced<number> | null,
 /**
  * memory.total as nvidia-smi reports it.
  */
-memory_mib: Sourced<bigint> | null, memory_bandwidth_gb_s: Sourced<number> | null, 
+memory_mib: Sourced<number> | null, memory_bandwidth_gb_s: Sourced<number> | null, 
 /**
  * Peak dense FP16/BF16 tensor TFLOPS (FP32 accumulate on GeForce cards).
  */

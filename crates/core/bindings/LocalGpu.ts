@@ -3,8 +3,8 @@
 /**
  * One GPU of this computer as NVML reports it.
  */
-export type LocalGpu = { index: number, name: string, memory_total_mib: bigint, compute_capability?: string, 
+export type LocalGpu = { index: number, name: string, memory_total_mib: number, compute_capability: string | null, 
 /**
  * The matching catalog entry, if any.
  */
-catalog_id?: string, };
+catalog_id: string | null, };

@@ -10,8 +10,8 @@ export type LocalGpuReport = { available: boolean,
 /**
  * Why nothing was found (English); `reason_text` has both languages.
  */
-reason?: string, reason_text?: Text, driver_version?: string, gpus: Array<LocalGpu>, 
+reason: string | null, reason_text: Text | null, driver_version: string | null, gpus: Array<LocalGpu>, 
 /**
  * Present when an estimate was given.
  */
-fit?: LocalFit, };
+fit: LocalFit | null, };

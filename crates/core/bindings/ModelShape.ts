@@ -11,4 +11,4 @@ id: string, name: string, layers: number, hidden: number, heads: number, kv_head
 /**
  * Key of the config.json source; `None` for the generic shape.
  */
-source?: string, };
+source: string | null, };

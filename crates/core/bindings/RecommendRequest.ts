@@ -6,4 +6,4 @@ export type RecommendRequest = { estimate: EstimateRequest,
 /**
  * Planned hours, for the plan cost.
  */
-hours: string | null, prices: Array<PriceEntry>, };
+hours?: string | null, prices: Array<PriceEntry>, };

@@ -15,7 +15,7 @@ torch_versions: string, reason: string,
 /**
  * The pip command to run, when a wheel was chosen.
  */
-pip_command?: string, 
+pip_command: string | null, 
 /**
  * Whether the GPU architecture was checked against the wheel.
  */

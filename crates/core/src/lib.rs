@@ -5,9 +5,11 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod diagnose;
 pub mod error;
 pub mod paths;
 pub mod probe;
+pub mod settings;
 pub mod shell;
 pub mod ssh;
 pub mod store;

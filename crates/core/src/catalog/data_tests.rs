@@ -93,7 +93,7 @@ fn every_catalog_number_names_a_known_source() {
 fn marketed_and_reported_memory_sizes_agree_where_both_are_known() {
     for gpu in gpus() {
         if let (Some(gb), Some(mib)) = (&gpu.memory_gb, &gpu.memory_mib) {
-            let reported = mib.value as f64 / 1024.0;
+            let reported = f64::from(mib.value) / 1024.0;
             let ratio = reported / gb.value;
             assert!(
                 (0.9..=1.05).contains(&ratio),

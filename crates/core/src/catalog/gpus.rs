@@ -60,7 +60,7 @@ pub struct GpuSpec {
     /// Marketed memory size in GB.
     pub memory_gb: Option<Sourced<f64>>,
     /// memory.total as nvidia-smi reports it.
-    pub memory_mib: Option<Sourced<u64>>,
+    pub memory_mib: Option<Sourced<u32>>,
     pub memory_bandwidth_gb_s: Option<Sourced<f64>>,
     /// Peak dense FP16/BF16 tensor TFLOPS (FP32 accumulate on GeForce cards).
     pub fp16_tensor_tflops: Option<Sourced<f64>>,
@@ -86,7 +86,7 @@ impl GpuSpec {
     /// size. GPU vendors' "GB" are binary in practice (an A100 80GB reports 81920 MiB).
     pub fn usable_gib(&self) -> Option<f64> {
         if let Some(mib) = &self.memory_mib {
-            return Some(mib.value as f64 / 1024.0);
+            return Some(f64::from(mib.value) / 1024.0);
         }
         self.memory_gb.as_ref().map(|gb| gb.value)
     }
@@ -161,6 +161,21 @@ pub fn find_gpu_with_memory(name: &str, memory_mib: Option<u64>) -> Option<&'sta
         }
     }
     best.map(|(_, _, gpu)| gpu)
+}
+
+/// The whole catalog with the sources its numbers cite, as the UI and `leasehold gpus` show it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct CatalogListing {
+    pub gpus: Vec<GpuSpec>,
+    pub sources: std::collections::BTreeMap<String, super::sourced::Source>,
+}
+
+pub fn catalog_listing() -> CatalogListing {
+    CatalogListing {
+        gpus: gpus().to_vec(),
+        sources: super::sourced::sources().clone(),
+    }
 }
 
 /// A catalog entry by its stable id (`rtx-4090`).

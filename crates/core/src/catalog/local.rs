@@ -21,11 +21,10 @@ use super::recommend::MIN_HEADROOM_PCT;
 pub struct LocalGpu {
     pub index: u32,
     pub name: String,
+    #[ts(type = "number")]
     pub memory_total_mib: u64,
-    #[ts(optional)]
     pub compute_capability: Option<String>,
     /// The matching catalog entry, if any.
-    #[ts(optional)]
     pub catalog_id: Option<String>,
 }
 
@@ -74,15 +73,11 @@ pub struct LocalFit {
 pub struct LocalGpuReport {
     pub available: bool,
     /// Why nothing was found (English); `reason_text` has both languages.
-    #[ts(optional)]
     pub reason: Option<String>,
-    #[ts(optional)]
     pub reason_text: Option<Text>,
-    #[ts(optional)]
     pub driver_version: Option<String>,
     pub gpus: Vec<LocalGpu>,
     /// Present when an estimate was given.
-    #[ts(optional)]
     pub fit: Option<LocalFit>,
 }
 

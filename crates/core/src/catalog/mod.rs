@@ -25,7 +25,7 @@ use crate::Coded;
 
 pub use cuda::{cuda_families_for_driver, max_cuda_for_driver};
 pub use estimate::{estimate, estimate_on, Estimate, EstimateRequest, Optimizer, Precision, Task};
-pub use gpus::{find_gpu, find_gpu_with_memory, gpus, GpuSpec};
+pub use gpus::{catalog_listing, find_gpu, find_gpu_with_memory, gpus, CatalogListing, GpuSpec};
 pub use local::{detect_local_gpus, local_gpu_report, LocalGpuReport};
 pub use models::{find_model, model_presets, ModelShape};
 pub use recommend::{recommend, PriceEntry, RecommendRequest, Recommendation};

@@ -24,7 +24,6 @@ pub struct ModelShape {
     pub tied_embeddings: bool,
     pub qkv_bias: bool,
     /// Key of the config.json source; `None` for the generic shape.
-    #[ts(optional)]
     pub source: Option<String>,
 }
 

@@ -36,7 +36,8 @@ pub struct PriceEntry {
 pub struct RecommendRequest {
     pub estimate: EstimateRequest,
     /// Planned hours, for the plan cost.
-    #[ts(type = "string | null")]
+    #[serde(default)]
+    #[ts(type = "string | null", optional)]
     pub hours: Option<Decimal>,
     #[serde(default)]
     pub prices: Vec<PriceEntry>,
@@ -55,7 +56,7 @@ pub struct Candidate {
     pub need_gib: f64,
     pub fits: bool,
     /// Free memory left per card, percent of the card (negative when it does not fit).
-    pub headroom_pct: i64,
+    pub headroom_pct: i32,
     pub class: GpuClass,
     #[ts(type = "string | null")]
     pub price_per_hour: Option<Decimal>,
@@ -191,7 +192,7 @@ fn candidate(
         vram_gib: (vram * 10.0).round() / 10.0,
         need_gib: (need * 10.0).round() / 10.0,
         fits,
-        headroom_pct: headroom.floor() as i64,
+        headroom_pct: headroom.floor().clamp(-1000.0, 100.0) as i32,
         class: gpu.class,
         price_per_hour: price.map(|p| p.price_per_hour),
         plan_cost,

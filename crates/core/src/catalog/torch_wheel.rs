@@ -95,9 +95,11 @@ pub struct TorchWheelRequest {
     /// Driver version as nvidia-smi prints it.
     pub driver: String,
     /// GPU name as nvidia-smi prints it.
+    #[serde(default)]
     #[ts(optional)]
     pub gpu: Option<String>,
     /// Compute capability ("12.0"); overrides the catalog's value.
+    #[serde(default)]
     #[ts(optional)]
     pub compute_cap: Option<String>,
 }
@@ -113,7 +115,6 @@ pub struct TorchWheelChoice {
     pub torch_versions: String,
     pub reason: String,
     /// The pip command to run, when a wheel was chosen.
-    #[ts(optional)]
     pub pip_command: Option<String>,
     /// Whether the GPU architecture was checked against the wheel.
     pub arch_checked: bool,

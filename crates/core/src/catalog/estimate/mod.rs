@@ -111,8 +111,12 @@ impl fmt::Display for Precision {
 #[ts(export)]
 pub struct EstimateRequest {
     /// Parameters in billions.
+    #[serde(default)]
+    #[ts(optional)]
     pub params_b: Option<f64>,
     /// A preset name ("qwen2.5-7b", "llama3.1:70b", ...); its shape wins over `params_b`.
+    #[serde(default)]
+    #[ts(optional)]
     pub model: Option<String>,
     pub task: Task,
     pub precision: Precision,
