@@ -5,6 +5,7 @@
 
 mod output;
 mod parse;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ enum Command {
     /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
     #[command(subcommand)]
     Parse(parse::ParseCommand),
+    /// Check a rented machine (or this computer): probes, then findings with fixes.
+    Verify(verify::VerifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,5 +65,6 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Parse(command) => parse::run(command),
+        Command::Verify(args) => verify::run(args),
     }
 }

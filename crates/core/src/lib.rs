@@ -10,5 +10,6 @@ pub mod probe;
 pub mod shell;
 pub mod ssh;
 pub mod target;
+pub mod verify;
 
 pub use error::{ApiError, Coded};
