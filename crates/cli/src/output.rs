@@ -11,15 +11,32 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for every other failure.
 pub const EXIT_FAILURE: u8 = 1;
 
+/// Write one line to stdout. A closed pipe (`leasehold … | head`) ends the program quietly,
+/// as Unix tools do, instead of the panic `println!` would raise.
+pub fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = stdout
+        .write_fmt(line)
+        .and_then(|()| stdout.write_all(b"\n"))
+    {
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        esay!("error: could not write to stdout: {err}");
+        std::process::exit(i32::from(EXIT_FAILURE));
+    }
+}
+
 /// Print `value` as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> ExitCode {
     match serde_json::to_string_pretty(value) {
         Ok(text) => {
-            println!("{text}");
+            say!("{text}");
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("error: could not encode the result as JSON: {err}");
+            esay!("error: could not encode the result as JSON: {err}");
             ExitCode::from(EXIT_FAILURE)
         }
     }
@@ -27,7 +44,7 @@ pub fn print_json<T: Serialize>(value: &T) -> ExitCode {
 
 /// Report a core error on stderr (`error: message [code]`) and map it to the exit code.
 pub fn fail<E: Coded>(err: &E) -> ExitCode {
-    eprintln!("error: {err} [{}]", err.code());
+    esay!("error: {err} [{}]", err.code());
     ExitCode::from(if err.is_bad_input() {
         EXIT_BAD_INPUT
     } else {
@@ -37,6 +54,6 @@ pub fn fail<E: Coded>(err: &E) -> ExitCode {
 
 /// Report bad command-line input that never reached core.
 pub fn bad_input(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {message}");
+    esay!("error: {message}");
     ExitCode::from(EXIT_BAD_INPUT)
 }

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use leasehold_core::diagnose::{DiagnoseContext, Finding, Lang, Severity};
 use leasehold_core::probe::{BatteryOptions, ProbeEvent, ProbeId, ProbeOutcome};
-use leasehold_core::ssh::Secret;
+use leasehold_core::ssh::{ConnectRequest, Secret};
 use leasehold_core::target::LocalTarget;
-use leasehold_core::verify::{self, SshLogin, VerifyReport};
+use leasehold_core::verify::{self, VerifyError, VerifyReport};
 
 use crate::output;
 
@@ -81,7 +81,7 @@ pub fn run(args: &VerifyArgs) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("error: cannot start the async runtime: {err}");
+            esay!("error: cannot start the async runtime: {err}");
             return ExitCode::from(output::EXIT_FAILURE);
         }
     };
@@ -95,14 +95,16 @@ pub fn run(args: &VerifyArgs) -> ExitCode {
         let now = chrono::Utc::now();
         match &args.ssh {
             Some(command) => {
-                let login = SshLogin {
-                    command: command.clone(),
+                let request = ConnectRequest {
+                    ssh_command: command.clone(),
                     identity_files: args.identity.clone(),
                     known_hosts: args.known_hosts.clone(),
-                    password,
                     accept_new_host_key: args.accept_new_host_key,
+                    password,
+                    connect_timeout: None,
+                    boot_wait: std::time::Duration::ZERO,
                 };
-                let target = verify::connect(&login).await?;
+                let target = request.connect().await.map_err(VerifyError::from)?;
                 let report = verify::verify(&target, &options, &context, &sink, now).await;
                 target.disconnect().await;
                 report
@@ -133,7 +135,7 @@ fn print_progress(event: &ProbeEvent) {
             .as_deref()
             .map(|m| format!(" ({m})"))
             .unwrap_or_default();
-        eprintln!(
+        esay!(
             "  {:<8} {mark} in {} ms{why}",
             run.probe.as_str(),
             run.duration_ms
@@ -143,17 +145,17 @@ fn print_progress(event: &ProbeEvent) {
 
 fn print_report(report: &VerifyReport, lang: Lang) {
     let facts = &report.facts;
-    println!("{}", facts.target);
+    say!("{}", facts.target);
     if let Some(gpu) = &facts.gpu {
         let smi = &gpu.nvidia_smi;
-        println!(
+        say!(
             "  driver {}  CUDA {}  GPUs {}",
             smi.driver_version.as_deref().unwrap_or("-"),
             smi.cuda_version.as_deref().unwrap_or("-"),
             smi.gpus.len()
         );
         for g in &smi.gpus {
-            println!(
+            say!(
                 "  GPU {}: {}  {}/{} MiB",
                 g.index,
                 g.name.as_deref().unwrap_or("?"),
@@ -164,16 +166,16 @@ fn print_report(report: &VerifyReport, lang: Lang) {
     }
     if let Some(torch) = &facts.torch {
         if let Some(version) = &torch.version {
-            println!(
+            say!(
                 "  torch {version} (CUDA {}) available: {}",
                 torch.cuda_build.as_deref().unwrap_or("none"),
                 torch.available.map_or("?".into(), |a| a.to_string())
             );
         }
     }
-    println!();
+    say!("");
     if report.findings.is_empty() {
-        println!("{}", lang.pick("没有发现问题。", "No problems found."));
+        say!("{}", lang.pick("没有发现问题。", "No problems found."));
     }
     for finding in &report.findings {
         print_finding(finding, lang);
@@ -186,16 +188,16 @@ fn print_finding(finding: &Finding, lang: Lang) {
         Severity::Warning => lang.pick("警告", "WARNING"),
         Severity::Info => lang.pick("提示", "INFO"),
     };
-    println!("[{severity}] {} ({})", finding.title, finding.code);
-    println!("  {}", finding.detail);
+    say!("[{severity}] {} ({})", finding.title, finding.code);
+    say!("  {}", finding.detail);
     for (n, step) in finding.fix.iter().enumerate() {
-        println!("  {}. {}", n + 1, step.text);
+        say!("  {}. {}", n + 1, step.text);
         if let Some(command) = &step.command {
-            println!("       $ {command}");
+            say!("       $ {command}");
         }
     }
     for line in &finding.evidence {
-        println!("  · {line}");
+        say!("  · {line}");
     }
-    println!();
+    say!("");
 }

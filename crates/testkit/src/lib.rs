@@ -179,6 +179,11 @@ impl TestHost {
         self.dir.path().join("remote")
     }
 
+    /// Hand a file the test wrote (as root) to the login user, as if that user had written it.
+    pub fn give_to_user(&self, path: &Path) {
+        run_ok(Command::new("chown").arg(TEST_USER).arg(path));
+    }
+
     /// The host's public key line (`ssh-ed25519 AAAA… comment`).
     pub fn host_public_key(&self) -> String {
         read(&self.dir.path().join("host_ed25519.pub"))

@@ -258,32 +258,43 @@ fn spawn_forwarder(
                     return;
                 }
             };
-            runtime.block_on(async move {
+            let writers = runtime.block_on(async move {
                 let devices = AsyncDevice::new(host_tun).and_then(|host| {
                     AsyncDevice::new(ns_tun).map(|ns| (Arc::new(host), Arc::new(ns)))
                 });
-                let (host, ns) = match devices {
-                    Ok(devices) => devices,
+                let writers = devices.and_then(|(host, ns)| {
+                    let to_ns = forward::start_writer(Arc::clone(&ns), Arc::clone(&control))?;
+                    let to_host = forward::start_writer(Arc::clone(&host), Arc::clone(&control))?;
+                    Ok(((host, ns), to_ns, to_host))
+                });
+                let ((host, ns), (to_ns, ns_writer), (to_host, host_writer)) = match writers {
+                    Ok(started) => started,
                     Err(err) => {
                         let _ = ready.send(Err(err.to_string()));
-                        return;
+                        return Vec::new();
                     }
                 };
                 let _ = ready.send(Ok(()));
-                let to_ns = Direction {
+                let host_to_ns = Direction {
                     source: pair.host,
                     destination: pair.namespace,
                 };
-                let to_host = Direction {
+                let ns_to_host = Direction {
                     source: pair.namespace,
                     destination: pair.host,
                 };
+                // Whichever ends first ends both; the readers drop their queues with them.
                 tokio::select! {
-                    () = forward::forward(Arc::clone(&host), Arc::clone(&ns), to_ns, Arc::clone(&control)) => {}
-                    () = forward::forward(ns, host, to_host, control) => {}
+                    () = forward::forward(host, to_ns, host_to_ns, Arc::clone(&control)) => {}
+                    () = forward::forward(ns, to_host, ns_to_host, control) => {}
                     _ = shutdown_requested => {}
                 }
+                vec![ns_writer, host_writer]
             });
+            // The devices close when the last writer lets go of them.
+            for writer in writers {
+                let _ = writer.join();
+            }
         })
         .map_err(|err| DelayLinkError::Thread(err.to_string()))?;
     match started.recv() {
