@@ -10,6 +10,13 @@ macro_rules! say {
     };
 }
 
+/// `eprintln!` for messages on stderr (kept beside `say!` so output goes through one place).
+macro_rules! esay {
+    ($($arg:tt)*) => {
+        eprintln!($($arg)*)
+    };
+}
+
 mod cost;
 mod estimate;
 mod estimate_cost;
@@ -21,6 +28,7 @@ mod parse;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,6 +64,8 @@ enum Command {
     /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
     #[command(subcommand)]
     Parse(parse::ParseCommand),
+    /// Check a rented machine (or this computer): probes, then findings with fixes.
+    Verify(verify::VerifyArgs),
     /// Record rentals and their power changes.
     #[command(subcommand)]
     Instance(instance::InstanceCommand),
@@ -140,6 +150,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Parse(command) => parse::run(command),
+        Command::Verify(args) => verify::run(args),
         Command::Instance(command) => instance::run(&cli.db_path(), command),
         Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
         Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),
