@@ -10,6 +10,13 @@ macro_rules! say {
     };
 }
 
+/// `eprintln!` for messages on stderr (kept beside `say!` so output goes through one place).
+macro_rules! esay {
+    ($($arg:tt)*) => {
+        eprintln!($($arg)*)
+    };
+}
+
 mod cost;
 mod estimate;
 mod estimate_cost;
