@@ -38,6 +38,7 @@ pub fn run() {
             commands::catalog::gpu_catalog,
             commands::catalog::model_presets,
             commands::catalog::local_gpus,
+            commands::catalog::earlier_prices,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {

@@ -4,12 +4,13 @@ import { createContext } from 'svelte'
 
 export type Route =
   | { name: 'rentals' }
+  | { name: 'choose-gpu' }
   | { name: 'new-rental' }
   | { name: 'instance'; instance: string }
   | { name: 'estimate' }
   | { name: 'settings' }
 
-export type Section = 'rentals' | 'new-rental' | 'estimate' | 'settings'
+export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings'
 
 export class Router {
   route = $state<Route>({ name: 'rentals' })
