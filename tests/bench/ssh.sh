@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # Release build: the engine's crypto and copy loops are what is measured.
-cargo build --quiet --release -p leasehold-testkit --bin ssh_bench
+cargo build --quiet --release -p leasehold-core --example ssh_bench
 target_dir="$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-exec "$target_dir/release/ssh_bench" "$@"
+exec "$target_dir/release/examples/ssh_bench" "$@"

@@ -151,9 +151,10 @@ pub fn run_estimate(args: &EstimateArgs) -> ExitCode {
     }
     let p = &result.parts;
     let f = &result.formulas;
-    println!(
+    say!(
         "{} — {:.1} GiB in total",
-        result.model.name, result.total_gib
+        result.model.name,
+        result.total_gib
     );
     for (label, gib, formula) in [
         ("weights", p.weights_gib, &f.weights.en),
@@ -163,10 +164,10 @@ pub fn run_estimate(args: &EstimateArgs) -> ExitCode {
         ("optimizer", p.optimizer_gib, &f.optimizer.en),
         ("overhead", p.overhead_gib, &f.overhead.en),
     ] {
-        println!("  {label:<12} {gib:>7.2} GiB  {formula}");
+        say!("  {label:<12} {gib:>7.2} GiB  {formula}");
     }
     for note in &result.notes {
-        println!("note: {}", note.text.en);
+        say!("note: {}", note.text.en);
     }
     ExitCode::SUCCESS
 }
@@ -284,9 +285,10 @@ pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
             estimate: estimate_json(&result.estimate),
         });
     }
-    println!(
+    say!(
         "{} needs ≈ {:.1} GiB on one GPU.",
-        result.estimate.model.name, result.estimate.total_gib
+        result.estimate.model.name,
+        result.estimate.total_gib
     );
     for c in result.candidates.iter().filter(|c| c.fits) {
         let cost = match (&c.plan_cost, &c.price_per_hour, &c.currency) {
@@ -294,13 +296,16 @@ pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
             (None, Some(price), Some(cur)) => format!("  {price} {cur}/h per card"),
             _ => String::new(),
         };
-        println!(
+        say!(
             "  {}× {:<45} {:>6.1} GiB each, {:>3}% free{cost}",
-            c.count, c.gpu, c.vram_gib, c.headroom_pct
+            c.count,
+            c.gpu,
+            c.vram_gib,
+            c.headroom_pct
         );
     }
     for note in &result.notes {
-        println!("note: {}", note.text.en);
+        say!("note: {}", note.text.en);
     }
     ExitCode::SUCCESS
 }

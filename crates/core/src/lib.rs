@@ -5,12 +5,15 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod diagnose;
 pub mod error;
 pub mod paths;
 pub mod probe;
+pub mod settings;
 pub mod shell;
 pub mod ssh;
 pub mod store;
 pub mod target;
+pub mod verify;
 
 pub use error::{ApiError, Coded};

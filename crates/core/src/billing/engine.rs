@@ -40,17 +40,30 @@ pub struct Charges {
 
 impl Charges {
     fn add(&mut self, other: &Self) {
-        self.compute += other.compute;
-        self.no_gpu += other.no_gpu;
-        self.stopped += other.stopped;
-        self.storage += other.storage;
-        self.ip += other.ip;
-        self.traffic += other.traffic;
+        // Most intervals touch two or three categories; adding zeros is not free for decimals.
+        for (sum, part) in [
+            (&mut self.compute, other.compute),
+            (&mut self.no_gpu, other.no_gpu),
+            (&mut self.stopped, other.stopped),
+            (&mut self.storage, other.storage),
+            (&mut self.ip, other.ip),
+            (&mut self.traffic, other.traffic),
+        ] {
+            if !part.is_zero() {
+                *sum += part;
+            }
+        }
     }
 
     /// Money per category, at full precision.
     pub fn in_money(&self) -> MoneyBreakdown {
-        let hours = |rate_seconds: Decimal| rate_seconds / Decimal::from(SECONDS_PER_HOUR);
+        let hours = |rate_seconds: Decimal| {
+            if rate_seconds.is_zero() {
+                Decimal::ZERO
+            } else {
+                rate_seconds / Decimal::from(SECONDS_PER_HOUR)
+            }
+        };
         MoneyBreakdown {
             compute: hours(self.compute),
             no_gpu: hours(self.no_gpu),
@@ -64,8 +77,58 @@ impl Charges {
     /// The total, at full precision: one division, so it equals the sum of the parts exactly
     /// whenever the parts are.
     pub fn total(&self) -> Decimal {
-        let rate_seconds = self.compute + self.no_gpu + self.stopped + self.storage + self.ip;
-        rate_seconds / Decimal::from(SECONDS_PER_HOUR) + self.traffic
+        self.rate_seconds() / Decimal::from(SECONDS_PER_HOUR) + self.traffic
+    }
+
+    fn rate_seconds(&self) -> Decimal {
+        self.compute + self.no_gpu + self.stopped + self.storage + self.ip
+    }
+
+    /// The total as shown (two decimals), without a decimal division: what a long timeline
+    /// needs once per interval.
+    pub fn shown_total(&self) -> Decimal {
+        shown_from_rate_seconds(
+            self.rate_seconds() + self.traffic * Decimal::from(SECONDS_PER_HOUR),
+        )
+    }
+
+    /// Each category as shown (two decimals), as [`Charges::shown_total`] does.
+    pub fn shown(&self) -> MoneyBreakdown {
+        let hour = Decimal::from(SECONDS_PER_HOUR);
+        MoneyBreakdown {
+            compute: shown_from_rate_seconds(self.compute),
+            no_gpu: shown_from_rate_seconds(self.no_gpu),
+            stopped: shown_from_rate_seconds(self.stopped),
+            storage: shown_from_rate_seconds(self.storage),
+            ip: shown_from_rate_seconds(self.ip),
+            traffic: shown_from_rate_seconds(self.traffic * hour),
+        }
+    }
+}
+
+/// `rate_seconds / 3600` rounded half away from zero to two decimals, in integer arithmetic:
+/// `mantissa × 100 / (3600 × 10^scale)`. Falls back to decimal division if it cannot fit.
+fn shown_from_rate_seconds(rate_seconds: Decimal) -> Decimal {
+    if rate_seconds.is_zero() {
+        return Decimal::new(0, 2);
+    }
+    let mantissa = rate_seconds.mantissa();
+    let divisor = 10i128
+        .checked_pow(rate_seconds.scale())
+        .and_then(|p| p.checked_mul(i128::from(SECONDS_PER_HOUR)));
+    match (divisor, mantissa.checked_mul(100)) {
+        (Some(divisor), Some(numerator)) => {
+            let (quotient, remainder) = (numerator / divisor, numerator % divisor);
+            let rounded = if remainder.abs() * 2 >= divisor {
+                quotient + numerator.signum()
+            } else {
+                quotient
+            };
+            Decimal::try_from_i128_with_scale(rounded, 2).unwrap_or_else(|_| {
+                super::money::display_amount(rate_seconds / Decimal::from(SECONDS_PER_HOUR))
+            })
+        }
+        _ => super::money::display_amount(rate_seconds / Decimal::from(SECONDS_PER_HOUR)),
     }
 }
 
@@ -92,8 +155,8 @@ pub struct Interval {
     pub billed: bool,
     /// Hourly rate of the state plus the fixed fees, while billed.
     pub rate_per_hour: Decimal,
-    /// Hours charged for the state in this interval (whole units begun in it).
-    pub billed_hours: Decimal,
+    /// Seconds charged for the state in this interval (whole units begun in it).
+    pub billed_seconds: i64,
     pub charges: Charges,
 }
 
@@ -127,13 +190,22 @@ impl Costing {
 /// Unit starts in `[anchor, t)`: the number of units charged by time `t`.
 fn units_begun(anchor: DateTime<Utc>, unit_seconds: i64, t: DateTime<Utc>) -> i64 {
     let elapsed = t - anchor;
+    // Nanoseconds fit an i64 for 292 years; 64-bit division is several times cheaper than
+    // 128-bit, and this runs four times per interval.
+    if let Some(nanos) = elapsed.num_nanoseconds() {
+        if nanos <= 0 {
+            return 0;
+        }
+        let unit = unit_seconds * 1_000_000_000;
+        return (nanos - 1) / unit + 1;
+    }
     let nanos =
         i128::from(elapsed.num_seconds()) * 1_000_000_000 + i128::from(elapsed.subsec_nanos());
     if nanos <= 0 {
         return 0;
     }
     let unit = i128::from(unit_seconds) * 1_000_000_000;
-    i64::try_from((nanos + unit - 1) / unit).unwrap_or(i64::MAX)
+    i64::try_from((nanos - 1) / unit + 1).unwrap_or(i64::MAX)
 }
 
 /// A stretch of billing counted from `anchor` in units of `granularity`.
@@ -219,18 +291,23 @@ impl<'a> Walk<'a> {
         if let Some(fees) = self.fees {
             let (rate, category) = state_rate(self.state, self.rules);
             billed_seconds = self.run.charged_seconds(start, end);
-            charges.charge(category, rate * Decimal::from(billed_seconds));
-            let fee_seconds = Decimal::from(fees.charged_seconds(start, end));
-            charges.storage +=
-                (self.rules.data_disk_per_hour + self.rules.snapshot_per_hour) * fee_seconds;
-            charges.ip += self.rules.public_ip_per_hour * fee_seconds;
-            rate_per_hour = rate + self.rules.fixed_fees_per_hour();
+            if !rate.is_zero() && billed_seconds != 0 {
+                charges.charge(category, rate * Decimal::from(billed_seconds));
+            }
+            let storage_rate = self.rules.data_disk_per_hour + self.rules.snapshot_per_hour;
+            let ip_rate = self.rules.public_ip_per_hour;
+            if !(storage_rate.is_zero() && ip_rate.is_zero()) {
+                let fee_seconds = Decimal::from(fees.charged_seconds(start, end));
+                charges.storage += storage_rate * fee_seconds;
+                charges.ip += ip_rate * fee_seconds;
+            }
+            rate_per_hour = rate + storage_rate + ip_rate;
         }
         if self.state == InstanceState::Running {
             self.running_seconds += (end - start).num_seconds();
         }
         self.charges.add(&charges);
-        if end > start || charges != Charges::default() {
+        if end > start || !charges.traffic.is_zero() {
             self.intervals.push(Interval {
                 state: self.state,
                 start,
@@ -238,7 +315,7 @@ impl<'a> Walk<'a> {
                 ongoing,
                 billed: self.fees.is_some(),
                 rate_per_hour,
-                billed_hours: Decimal::from(billed_seconds) / Decimal::from(SECONDS_PER_HOUR),
+                billed_seconds,
                 charges,
             });
         }
@@ -268,7 +345,7 @@ pub fn compute(events: &[LedgerEvent], now: DateTime<Utc>) -> Result<Costing, Bi
                     fees,
                     pending_traffic: Decimal::ZERO,
                     charges: Charges::default(),
-                    intervals: Vec::new(),
+                    intervals: Vec::with_capacity(events.len()),
                     running_seconds: 0,
                 });
             }

@@ -32,14 +32,14 @@ pub struct CostBreakdown {
 
 impl CostBreakdown {
     pub(crate) fn shown(charges: &super::engine::Charges) -> Self {
-        let money = charges.in_money();
+        let money = charges.shown();
         Self {
-            compute: display_amount(money.compute),
-            no_gpu: display_amount(money.no_gpu),
-            stopped: display_amount(money.stopped),
-            storage: display_amount(money.storage),
-            ip: display_amount(money.ip),
-            traffic: display_amount(money.traffic),
+            compute: money.compute,
+            no_gpu: money.no_gpu,
+            stopped: money.stopped,
+            storage: money.storage,
+            ip: money.ip,
+            traffic: money.traffic,
         }
     }
 }
@@ -74,11 +74,20 @@ impl CostInterval {
             ongoing: interval.ongoing,
             billed: interval.billed,
             rate_per_hour: display_rate(interval.rate_per_hour),
-            billed_hours: display_quantity(interval.billed_hours.round_dp(6)),
-            cost: display_amount(interval.charges.total()),
+            billed_hours: billed_hours(interval.billed_seconds),
+            cost: interval.charges.shown_total(),
             breakdown: CostBreakdown::shown(&interval.charges),
         }
     }
+}
+
+/// Seconds as hours, six decimals at most, by integer arithmetic (a long timeline has many).
+fn billed_hours(seconds: i64) -> Decimal {
+    // Micro-hours, rounded half up; seconds are never negative.
+    let micro_hours = (i128::from(seconds) * 1_000_000 + 1800) / 3600;
+    Decimal::try_from_i128_with_scale(micro_hours, 6)
+        .map(display_quantity)
+        .unwrap_or_default()
 }
 
 /// Spending against a budget; warnings at 50 %, 80 % and 100 %.

@@ -265,10 +265,19 @@ fn settle(
             Some(format!("no answer within {} s", limit.as_secs())),
             None,
         ),
-        Err(err @ TargetError::Connection(_)) => {
-            (ProbeOutcome::Failed, Some(err.to_string()), Some(err))
+        Err(err) => {
+            let lost_connection = match &err {
+                TargetError::Connection(_) => true,
+                TargetError::Ssh(ssh) => ssh.is_connection_failure(),
+                TargetError::Timeout(_) | TargetError::Spawn(_) => false,
+            };
+            let message = Some(err.to_string());
+            (
+                ProbeOutcome::Failed,
+                message,
+                lost_connection.then_some(err),
+            )
         }
-        Err(err) => (ProbeOutcome::Failed, Some(err.to_string()), None),
     };
     let run = ProbeRun {
         probe: attempt.probe,

@@ -1,6 +1,7 @@
 //! Properties of the cost engine over random ledgers.
 
 use leasehold_core::billing::engine::compute;
+use leasehold_core::billing::money::display_amount;
 use leasehold_core::billing::{
     BillingRules, BillingStart, EventKind, Granularity, InstanceState, LedgerEvent, StoppedBilling,
 };
@@ -254,6 +255,24 @@ proptest! {
         let by_category = parts.compute + parts.no_gpu + parts.stopped + parts.storage + parts.ip + parts.traffic;
         prop_assert_eq!(sum.round_dp(12), costing.total().round_dp(12));
         prop_assert_eq!(by_category.round_dp(12), costing.total().round_dp(12));
+    }
+
+    #[test]
+    fn shown_amounts_are_the_exact_amounts_rounded_half_up(
+        rules in rules_strategy(),
+        steps in prop::collection::vec(step(), 0..25),
+        now_after in 0i64..500_000,
+    ) {
+        let events = ledger(&rules, &steps, false);
+        let costing = cost_at(&events, last_at(&events) + chrono::Duration::seconds(now_after));
+        for interval in &costing.intervals {
+            prop_assert_eq!(interval.charges.shown_total(), display_amount(interval.charges.total()));
+            let exact = interval.charges.in_money();
+            let shown = interval.charges.shown();
+            prop_assert_eq!(shown.compute, display_amount(exact.compute));
+            prop_assert_eq!(shown.storage, display_amount(exact.storage));
+            prop_assert_eq!(shown.traffic, display_amount(exact.traffic));
+        }
     }
 
     #[test]
