@@ -119,13 +119,16 @@ async fn transfers_cut_by_a_link_drop_resume_and_verify() {
     host.give_to_user(&remote_file);
     let remote = remote_file.to_string_lossy().into_owned();
     let local = scratch.path().join("model.bin");
-    cut_during(&link, async {
-        target
-            .download(&remote, &local, transfer_options(), &quiet)
-            .await
-            .map(|_| ())
-            .map_err(|err| err.to_string())
-    })
+    cut_during(
+        &link,
+        Box::pin(async {
+            target
+                .download(&remote, &local, transfer_options(), &quiet)
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        }),
+    )
     .await;
     let partial = std::fs::metadata(&local).map(|m| m.len()).unwrap_or(0);
     let report = target
@@ -144,13 +147,16 @@ async fn transfers_cut_by_a_link_drop_resume_and_verify() {
     write_pattern(&source, SIZE);
     let upload_to = host.remote_dir().join("dataset.bin");
     let upload_path = upload_to.to_string_lossy().into_owned();
-    cut_during(&link, async {
-        target
-            .upload(&source, &upload_path, transfer_options(), &quiet)
-            .await
-            .map(|_| ())
-            .map_err(|err| err.to_string())
-    })
+    cut_during(
+        &link,
+        Box::pin(async {
+            target
+                .upload(&source, &upload_path, transfer_options(), &quiet)
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        }),
+    )
     .await;
     let report = target
         .upload(&source, &upload_path, transfer_options(), &quiet)
