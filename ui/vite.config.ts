@@ -1,7 +1,14 @@
 import { svelte } from '@sveltejs/vite-plugin-svelte'
-import { defineConfig } from 'vite'
+import { defineConfig } from 'vitest/config'
 
-// https://vite.dev/config/
 export default defineConfig({
   plugins: [svelte()],
+  // Tauri serves the built files itself; a fixed dev port matches tauri.conf.json's devUrl.
+  server: { port: 5173, strictPort: true },
+  clearScreen: false,
+  resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
+  test: {
+    environment: 'jsdom',
+    include: ['src/**/*.test.ts'],
+  },
 })

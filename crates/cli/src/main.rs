@@ -3,9 +3,32 @@
 //! One file per command group; each parses its arguments, calls leasehold-core, and prints
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
+/// `println!` that survives a closed pipe; see [`output::say`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::output::say(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` for messages on stderr (kept beside `say!` so output goes through one place).
+macro_rules! esay {
+    ($($arg:tt)*) => {
+        eprintln!($($arg)*)
+    };
+}
+
+mod cost;
+mod estimate;
+mod estimate_cost;
+mod gpus;
+mod instance;
+mod ledger;
 mod output;
 mod parse;
+mod rent_vs_buy;
+mod rule_flags;
 mod ssh;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +61,27 @@ impl Cli {
 enum Command {
     /// Print where Leasehold keeps its data.
     Paths,
+    /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
+    #[command(subcommand)]
+    Parse(parse::ParseCommand),
+    /// Check a rented machine (or this computer): probes, then findings with fixes.
+    Verify(verify::VerifyArgs),
+    /// Record rentals and their power changes.
+    #[command(subcommand)]
+    Instance(instance::InstanceCommand),
+    /// What an instance has cost so far.
+    Cost(cost::CostArgs),
+    /// What an instance will have cost at a later time if nothing changes.
+    Forecast(cost::ForecastArgs),
+    /// Price a job before renting (and a split job under each stopped-billing rule).
+    EstimateCost(Box<estimate_cost::EstimateCostArgs>),
+    /// After how many months buying the card pays for itself.
+    RentVsBuy(Box<rent_vs_buy::RentVsBuyArgs>),
+    /// What each provider preset pre-fills (never prices).
+    Presets {
+        #[arg(long)]
+        json: bool,
+    },
     /// Read a provider's `ssh …` command: host, port, user, key, jump hosts, ignored options.
     SshParse {
         /// The command, quoted as one argument.
@@ -74,9 +118,16 @@ enum Command {
         /// LOCAL_PORT:REMOTE_PORT (or LOCAL_PORT:HOST:REMOTE_PORT).
         spec: String,
     },
-    /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
-    #[command(subcommand)]
-    Parse(parse::ParseCommand),
+    /// Estimate the GPU memory a task needs, part by part.
+    Estimate(estimate::EstimateArgs),
+    /// Rank GPUs (single and multi-GPU) that fit a task, cheapest plan first when priced.
+    Recommend(estimate::RecommendArgs),
+    /// Choose the PyTorch CUDA wheel for a driver version and GPU.
+    TorchWheel(gpus::TorchWheelArgs),
+    /// List the GPU catalog with sourced specs.
+    Gpus(gpus::GpusArgs),
+    /// Show this computer's NVIDIA GPUs (and whether a task fits them).
+    LocalGpu(gpus::LocalGpuArgs),
 }
 
 fn main() -> ExitCode {
@@ -94,10 +145,18 @@ fn main() -> ExitCode {
     };
     match &cli.command {
         Command::Paths => {
-            println!("db: {}", cli.db_path().display());
-            println!("logs: {}", leasehold_core::paths::log_dir().display());
+            say!("db: {}", cli.db_path().display());
+            say!("logs: {}", leasehold_core::paths::log_dir().display());
             ExitCode::SUCCESS
         }
+        Command::Parse(command) => parse::run(command),
+        Command::Verify(args) => verify::run(args),
+        Command::Instance(command) => instance::run(&cli.db_path(), command),
+        Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
+        Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),
+        Command::EstimateCost(args) => estimate_cost::run(args),
+        Command::RentVsBuy(args) => rent_vs_buy::run(args),
+        Command::Presets { json } => ledger::run_presets(*json),
         Command::SshParse { command, json } => ssh::ssh_parse(command, *json),
         Command::Exec {
             ssh,
@@ -111,6 +170,10 @@ fn main() -> ExitCode {
             json,
         } => ssh::copy(ssh, source, destination, *json),
         Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
-        Command::Parse(command) => parse::run(command),
+        Command::Estimate(args) => estimate::run_estimate(args),
+        Command::Recommend(args) => estimate::run_recommend(args, &cli.db_path()),
+        Command::TorchWheel(args) => gpus::run_torch_wheel(args),
+        Command::Gpus(args) => gpus::run_gpus(args),
+        Command::LocalGpu(args) => gpus::run_local_gpu(args),
     }
 }

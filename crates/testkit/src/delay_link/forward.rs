@@ -6,10 +6,10 @@
 
 use std::net::Ipv4Addr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
-use tokio::time::Instant;
 use tun_rs::AsyncDevice;
 
 use super::control::{Counters, LinkControl};
@@ -71,63 +71,79 @@ impl Departures {
     }
 }
 
-/// Forwards packets `from` → `to` until the task is dropped.
+/// Packets on their way to one device, each with its departure time.
+pub(crate) type Queue = mpsc::Sender<(Instant, Vec<u8>)>;
+
+/// Starts the thread that writes to `to`. Writing has a thread of its own because tokio's timer
+/// rounds every wait up to the next whole millisecond (about 1.4 ms late per hop), while a
+/// thread's sleep wakes within microseconds. The thread ends once the queue's sender is dropped
+/// and the packets still in it have been delivered.
+pub(crate) fn start_writer(
+    to: Arc<AsyncDevice>,
+    control: Arc<LinkControl>,
+) -> std::io::Result<(Queue, JoinHandle<()>)> {
+    let (queue, due) = mpsc::channel(QUEUE_PACKETS);
+    let writer = std::thread::Builder::new()
+        .name("delay-link-out".into())
+        .spawn(move || deliver(&to, due, &control))?;
+    Ok((queue, writer))
+}
+
+/// Reads packets from `from` and queues those the link carries, until dropped or the device fails.
 pub(crate) async fn forward(
     from: Arc<AsyncDevice>,
-    to: Arc<AsyncDevice>,
+    queue: Queue,
     direction: Direction,
     control: Arc<LinkControl>,
 ) {
-    let (queue, mut due) = mpsc::channel::<(Instant, Vec<u8>)>(QUEUE_PACKETS);
-    let writer_control = Arc::clone(&control);
-    let writer = async move {
-        while let Some((departure, packet)) = due.recv().await {
-            // A sleep always waits for the next timer tick; skip it when the packet is already due.
-            if departure > Instant::now() {
-                tokio::time::sleep_until(departure).await;
+    let mut buffer = vec![0u8; READ_BUFFER];
+    let mut departures = Departures::default();
+    loop {
+        let len = match from.recv(&mut buffer).await {
+            Ok(len) => len,
+            Err(err) => {
+                tracing::warn!(%err, "delay link stopped reading");
+                return;
             }
-            if writer_control.is_cut(std::time::Instant::now()) {
-                Counters::add(&writer_control.counters.dropped_by_cut);
-                continue;
-            }
-            match to.send(&packet).await {
-                Ok(_) => Counters::add(&writer_control.counters.forwarded),
-                Err(err) => tracing::debug!(%err, "delay link could not deliver a packet"),
-            }
+        };
+        let packet = &buffer[..len];
+        if !direction.carries(packet) {
+            Counters::add(&control.counters.dropped_foreign);
+            continue;
         }
-    };
-    let reader = async move {
-        let mut buffer = vec![0u8; READ_BUFFER];
-        let mut departures = Departures::default();
-        loop {
-            let len = match from.recv(&mut buffer).await {
-                Ok(len) => len,
-                Err(err) => {
-                    tracing::warn!(%err, "delay link stopped reading");
-                    return;
-                }
-            };
-            let packet = &buffer[..len];
-            if !direction.carries(packet) {
-                Counters::add(&control.counters.dropped_foreign);
-                continue;
-            }
-            if control.is_cut(std::time::Instant::now()) {
-                Counters::add(&control.counters.dropped_by_cut);
-                continue;
-            }
-            let departure = departures.schedule(
-                Instant::now(),
-                len,
-                control.one_way_delay(),
-                control.rate_bytes_per_sec(),
-            );
-            if queue.try_send((departure, packet.to_vec())).is_err() {
-                Counters::add(&control.counters.dropped_queue_full);
-            }
+        if control.is_cut(Instant::now()) {
+            Counters::add(&control.counters.dropped_by_cut);
+            continue;
         }
-    };
-    tokio::join!(reader, writer);
+        let departure = departures.schedule(
+            Instant::now(),
+            len,
+            control.one_way_delay(),
+            control.rate_bytes_per_sec(),
+        );
+        if queue.try_send((departure, packet.to_vec())).is_err() {
+            Counters::add(&control.counters.dropped_queue_full);
+        }
+    }
+}
+
+/// Writes each queued packet at its departure time (or drops it if the link is cut by then).
+fn deliver(to: &AsyncDevice, mut due: mpsc::Receiver<(Instant, Vec<u8>)>, control: &LinkControl) {
+    while let Some((departure, packet)) = due.blocking_recv() {
+        let wait = departure.saturating_duration_since(Instant::now());
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
+        if control.is_cut(Instant::now()) {
+            Counters::add(&control.counters.dropped_by_cut);
+            continue;
+        }
+        // Writing to a TUN device hands the packet to the kernel at once; it does not wait.
+        match to.try_send(&packet) {
+            Ok(_) => Counters::add(&control.counters.forwarded),
+            Err(err) => tracing::debug!(%err, "delay link could not deliver a packet"),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,155 @@
+//! What the user chose and what they left unfinished, kept across restarts: the interface
+//! language, the default currency for new rentals, whether first run is done, and the draft of a
+//! wizard closed half-way. One JSON value per key in the `settings` table, so adding a preference
+//! needs no migration. Functions take a `SqliteConnection` so they run on the pool or inside a
+//! caller's transaction.
+
+mod error;
+
+use chrono::Utc;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use sqlx::SqliteConnection;
+use ts_rs::TS;
+
+pub use error::SettingsError;
+
+/// Languages the UI ships; the first is what a Chinese system gets, the second everyone else.
+pub const LANGUAGES: &[&str] = &["zh-CN", "en"];
+
+/// Wizards whose unfinished state is kept; later wizards add their name here.
+pub const WIZARDS: &[&str] = &["new_rental", "choose_gpu"];
+
+/// A draft is a form's worth of fields; anything bigger is a bug on the caller's side.
+pub const MAX_DRAFT_BYTES: usize = 64 * 1024;
+
+const LANGUAGE_KEY: &str = "language";
+const CURRENCY_KEY: &str = "currency";
+const ONBOARDED_KEY: &str = "onboarded";
+
+/// The user's choices. `None` means never chosen: the UI falls back to the system locale.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Preferences {
+    pub language: Option<String>,
+    /// ISO 4217 code proposed for new rentals; each rental still keeps its own currency.
+    pub currency: Option<String>,
+    /// First run (welcome, language, currency) completed.
+    pub onboarded: bool,
+}
+
+#[tracing::instrument(skip_all, err)]
+pub async fn load_preferences(conn: &mut SqliteConnection) -> Result<Preferences, SettingsError> {
+    Ok(Preferences {
+        language: read(conn, LANGUAGE_KEY).await?,
+        currency: read(conn, CURRENCY_KEY).await?,
+        onboarded: read(conn, ONBOARDED_KEY).await?.unwrap_or(false),
+    })
+}
+
+/// Saves all three choices. The currency is checked by the caller's currency rules (billing owns
+/// which codes exist); the language is checked here.
+#[tracing::instrument(skip_all, err)]
+pub async fn save_preferences(
+    conn: &mut SqliteConnection,
+    preferences: &Preferences,
+) -> Result<(), SettingsError> {
+    if let Some(language) = &preferences.language {
+        if !LANGUAGES.contains(&language.as_str()) {
+            return Err(SettingsError::UnknownLanguage {
+                value: language.clone(),
+            });
+        }
+    }
+    write(conn, LANGUAGE_KEY, &preferences.language).await?;
+    write(conn, CURRENCY_KEY, &preferences.currency).await?;
+    write(conn, ONBOARDED_KEY, &preferences.onboarded).await
+}
+
+/// The draft a wizard saved last, if any.
+#[tracing::instrument(skip(conn), err)]
+pub async fn load_draft(
+    conn: &mut SqliteConnection,
+    wizard: &str,
+) -> Result<Option<serde_json::Value>, SettingsError> {
+    read(conn, &draft_key(wizard)?).await
+}
+
+#[tracing::instrument(skip(conn, draft), err)]
+pub async fn save_draft(
+    conn: &mut SqliteConnection,
+    wizard: &str,
+    draft: &serde_json::Value,
+) -> Result<(), SettingsError> {
+    let key = draft_key(wizard)?;
+    let bytes = draft.to_string().len();
+    if bytes > MAX_DRAFT_BYTES {
+        return Err(SettingsError::DraftTooLarge {
+            bytes,
+            limit: MAX_DRAFT_BYTES,
+        });
+    }
+    write(conn, &key, draft).await
+}
+
+/// Forget a wizard's draft (finished or abandoned). Clearing a draft that is not there is fine.
+#[tracing::instrument(skip(conn), err)]
+pub async fn clear_draft(conn: &mut SqliteConnection, wizard: &str) -> Result<(), SettingsError> {
+    let key = draft_key(wizard)?;
+    sqlx::query("DELETE FROM settings WHERE key = ?")
+        .bind(key)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+fn draft_key(wizard: &str) -> Result<String, SettingsError> {
+    if WIZARDS.contains(&wizard) {
+        Ok(format!("draft.{wizard}"))
+    } else {
+        Err(SettingsError::UnknownWizard {
+            value: wizard.to_owned(),
+        })
+    }
+}
+
+async fn read<T: DeserializeOwned>(
+    conn: &mut SqliteConnection,
+    key: &str,
+) -> Result<Option<T>, SettingsError> {
+    let text: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+        .bind(key)
+        .fetch_optional(conn)
+        .await?;
+    text.map(|text| {
+        serde_json::from_str(&text).map_err(|err| SettingsError::Corrupt {
+            key: key.to_owned(),
+            reason: err.to_string(),
+        })
+    })
+    .transpose()
+}
+
+async fn write<T: Serialize>(
+    conn: &mut SqliteConnection,
+    key: &str,
+    value: &T,
+) -> Result<(), SettingsError> {
+    let text = serde_json::to_string(value).map_err(|err| SettingsError::Corrupt {
+        key: key.to_owned(),
+        reason: err.to_string(),
+    })?;
+    sqlx::query(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+    )
+    .bind(key)
+    .bind(text)
+    .bind(Utc::now())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

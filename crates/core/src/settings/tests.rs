@@ -1,0 +1,130 @@
+use serde_json::json;
+use sqlx::{Connection, SqliteConnection};
+
+use super::*;
+use crate::Coded;
+
+async fn fresh_db() -> SqliteConnection {
+    let mut conn = SqliteConnection::connect("sqlite::memory:")
+        .await
+        .expect("an in-memory database opens");
+    sqlx::migrate!("./migrations")
+        .run(&mut conn)
+        .await
+        .expect("migrations apply to an empty database");
+    conn
+}
+
+#[tokio::test]
+async fn a_fresh_database_has_no_choices_so_the_ui_falls_back_to_the_system() {
+    let mut conn = fresh_db().await;
+    let preferences = load_preferences(&mut conn).await.unwrap();
+    assert_eq!(
+        preferences,
+        Preferences::default(),
+        "nothing chosen yet must read as no language, no currency, first run not done"
+    );
+}
+
+#[tokio::test]
+async fn saved_preferences_read_back_and_a_second_save_replaces_the_first() {
+    let mut conn = fresh_db().await;
+    let first = Preferences {
+        language: Some("zh-CN".into()),
+        currency: Some("CNY".into()),
+        onboarded: false,
+    };
+    save_preferences(&mut conn, &first).await.unwrap();
+    assert_eq!(load_preferences(&mut conn).await.unwrap(), first);
+
+    let second = Preferences {
+        language: Some("en".into()),
+        currency: Some("USD".into()),
+        onboarded: true,
+    };
+    save_preferences(&mut conn, &second).await.unwrap();
+    assert_eq!(
+        load_preferences(&mut conn).await.unwrap(),
+        second,
+        "switching language later must overwrite, not keep the old choice"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_language_is_refused_as_bad_input_and_nothing_is_written() {
+    let mut conn = fresh_db().await;
+    let err = save_preferences(
+        &mut conn,
+        &Preferences {
+            language: Some("fr".into()),
+            currency: Some("EUR".into()),
+            onboarded: true,
+        },
+    )
+    .await
+    .expect_err("fr is not shipped");
+    assert_eq!(err.code(), "settings.unknown_language");
+    assert!(
+        err.is_bad_input(),
+        "a wrong language is the caller's mistake"
+    );
+    assert_eq!(
+        load_preferences(&mut conn).await.unwrap(),
+        Preferences::default(),
+        "a refused save must not leave the currency or onboarding half-written"
+    );
+}
+
+#[tokio::test]
+async fn a_wizard_draft_survives_until_cleared() {
+    let mut conn = fresh_db().await;
+    assert_eq!(load_draft(&mut conn, "new_rental").await.unwrap(), None);
+
+    let draft = json!({"step": 2, "values": {"name": "lora-4090", "price": "2.50"}});
+    save_draft(&mut conn, "new_rental", &draft).await.unwrap();
+    assert_eq!(
+        load_draft(&mut conn, "new_rental").await.unwrap(),
+        Some(draft),
+        "closing the app half-way must bring the same draft back"
+    );
+
+    clear_draft(&mut conn, "new_rental").await.unwrap();
+    assert_eq!(load_draft(&mut conn, "new_rental").await.unwrap(), None);
+    clear_draft(&mut conn, "new_rental")
+        .await
+        .expect("clearing an absent draft is not an error");
+}
+
+#[tokio::test]
+async fn drafts_of_unknown_wizards_and_oversized_drafts_are_refused() {
+    let mut conn = fresh_db().await;
+    let err = save_draft(&mut conn, "../etc", &json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "settings.unknown_wizard");
+
+    let huge = json!({ "notes": "x".repeat(MAX_DRAFT_BYTES) });
+    let err = save_draft(&mut conn, "new_rental", &huge)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "settings.draft_too_large");
+    assert_eq!(
+        load_draft(&mut conn, "new_rental").await.unwrap(),
+        None,
+        "a refused draft must not be stored"
+    );
+}
+
+#[tokio::test]
+async fn a_hand_edited_value_that_is_not_json_reports_which_key_is_broken() {
+    let mut conn = fresh_db().await;
+    sqlx::query(
+        "INSERT INTO settings (key, value, updated_at) VALUES ('language', 'not json', '')",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let err = load_preferences(&mut conn).await.unwrap_err();
+    assert_eq!(err.code(), "settings.corrupt");
+    assert!(err.to_string().contains("language"), "{err}");
+}

@@ -1,0 +1,9 @@
+//! Tauri commands, one file per area. Each is an adapter of a few lines: take the state, call
+//! leasehold-core, map the error into `ApiError` (`{code, message}`) for the UI.
+
+// Tauri hands `State` (and deserialized arguments) to a command by value; that is its API.
+#![allow(clippy::needless_pass_by_value)]
+
+pub mod app;
+pub mod catalog;
+pub mod settings;

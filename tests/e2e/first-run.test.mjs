@@ -1,0 +1,71 @@
+// First run: welcome → language → currency → straight into "New rental"; the choices survive a
+// restart. Screenshots of each first-run screen in both languages.
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { launchApp, screenshot } from './lib/app.mjs'
+import { waitFor } from './lib/webdriver.mjs'
+
+describe('first run', () => {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-first-run-'))
+  let app
+  let s
+
+  before(async () => {
+    app = await launchApp({ profile, language: 'en_US' })
+    s = app.session
+  })
+
+  after(async () => {
+    await app?.close()
+    rmSync(profile, { recursive: true, force: true })
+  })
+
+  it('greets in the system language (English here) and shows the welcome screen first', async () => {
+    await s.waitFor('[data-testid="onboarding-welcome"]')
+    assert.match(await s.text('h1'), /Welcome to Leasehold/)
+    assert.equal(await s.execute('return document.title'), 'Leasehold · 算力租用管家')
+    await screenshot(s, 'en/01-first-run-welcome')
+  })
+
+  it('switches the whole interface to Chinese the moment Chinese is picked', async () => {
+    await s.click('[data-testid="onboarding-start"]')
+    await s.waitFor('[data-testid="onboarding-language"]')
+    await screenshot(s, 'en/02-first-run-language')
+    await s.click('[data-testid="language-zh-CN"]')
+    await waitFor(async () => (await s.text('h1')) === '选择界面语言', { what: 'the title in Chinese' })
+    await screenshot(s, 'zh-CN/02-first-run-language')
+
+    await s.click('[data-testid="onboarding-next"]')
+    await s.waitFor('[data-testid="onboarding-currency"]')
+    await screenshot(s, 'zh-CN/03-first-run-currency')
+  })
+
+  it('shows the other first-run screens in Chinese too (stepping back keeps the choice)', async () => {
+    await s.click('[data-testid="onboarding-currency"] ~ * button, .actions .btn:not(.primary)')
+    await s.waitFor('[data-testid="onboarding-language"]')
+    await s.click('.actions .btn:not(.primary)')
+    await s.waitFor('[data-testid="onboarding-welcome"]')
+    assert.equal(await s.text('h1'), '欢迎使用 Leasehold')
+    await screenshot(s, 'zh-CN/01-first-run-welcome')
+  })
+
+  it('takes the default currency and goes straight into New rental', async () => {
+    await s.click('[data-testid="onboarding-start"]')
+    await s.click('[data-testid="onboarding-next"]')
+    await s.select('[data-testid="onboarding-currency"]', 'CNY')
+    await s.click('[data-testid="onboarding-finish"]')
+    await s.waitFor('[data-testid="screen-new-rental"]')
+  })
+
+  it('remembers language and first-run after the app is closed and reopened', async () => {
+    await app.close()
+    app = await launchApp({ profile, language: 'en_US' })
+    s = app.session
+    await s.waitFor('[data-testid="screen-rentals"]')
+    const label = await s.text('[data-testid="nav-settings"]')
+    assert.equal(label, '设置', 'the language picked on first run must win over the English system locale')
+  })
+})

@@ -1,0 +1,108 @@
+// Launches the real Leasehold binary through tauri-driver (which drives WebKitWebDriver) with a
+// private home and database, and tears everything down again. One tauri-driver per launch, so each
+// launch can get its own environment (system language) and relaunching tests "close and reopen".
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { Session, waitFor } from './webdriver.mjs'
+
+export const BINARY = process.env.LEASEHOLD_APP_BIN
+export const SCREENSHOT_DIR = process.env.LEASEHOLD_SCREENSHOT_DIR
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function portAnswers(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/**
+ * Start the app. `profile` is a folder used as HOME and XDG data/config home; `language` is the
+ * system locale the app sees (e.g. "en_US").
+ */
+export async function launchApp({ profile, language = 'en_US' }) {
+  if (!BINARY) throw new Error('LEASEHOLD_APP_BIN is not set; run through tests/e2e/run.sh')
+  const [port, nativePort] = [await freePort(), await freePort()]
+  const env = {
+    ...process.env,
+    HOME: profile,
+    XDG_DATA_HOME: path.join(profile, 'data'),
+    XDG_CONFIG_HOME: path.join(profile, 'config'),
+    XDG_CACHE_HOME: path.join(profile, 'cache'),
+    LEASEHOLD_DB: path.join(profile, 'leasehold.sqlite3'),
+    // navigator.language follows LANG (GTK warns when the C library lacks that locale; harmless).
+    LANG: `${language}.UTF-8`,
+    LC_ALL: '',
+    LANGUAGE: language,
+    // Xvfb has no GPU: render in software.
+    WEBKIT_DISABLE_DMABUF_RENDERER: '1',
+    LIBGL_ALWAYS_SOFTWARE: '1',
+  }
+  const driver = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const exited = new Promise((resolve) => driver.once('exit', resolve))
+  try {
+    await waitFor(() => portAnswers(port), { timeoutMs: 30_000, what: `tauri-driver on port ${port}` })
+    const session = await waitFor(
+      () => Session.create(`http://127.0.0.1:${port}`, { 'tauri:options': { application: BINARY } }),
+      { timeoutMs: 60_000, intervalMs: 500, what: 'a WebDriver session with the app' },
+    )
+    return {
+      session,
+      async close() {
+        await session.close().catch(() => {})
+        driver.kill('SIGTERM')
+        await exited
+        // WebKitWebDriver exits after its session; wait until its port is really released.
+        await waitFor(async () => !(await portAnswers(nativePort)), { timeoutMs: 15_000, what: 'WebKitWebDriver to exit' })
+      },
+    }
+  } catch (error) {
+    driver.kill('SIGTERM')
+    await exited
+    throw error
+  }
+}
+
+export const WINDOW_TITLE = 'Leasehold · 算力租用管家'
+
+/** The X window id of the app's main window (found by its title). */
+function windowId() {
+  const tree = execFileSync('xwininfo', ['-root', '-tree'], { encoding: 'utf8' })
+  const line = tree.split('\n').find((row) => row.includes(`"${WINDOW_TITLE}"`))
+  const id = line?.trim().split(/\s+/)[0]
+  if (!id) throw new Error(`no window titled ${WINDOW_TITLE} on ${process.env.DISPLAY}`)
+  return id
+}
+
+/**
+ * Save the window as `<SCREENSHOT_DIR>/<name>.png`; returns the file path. Captured from the X
+ * server (ImageMagick's `import`) after the page has painted two frames: WebKitWebDriver's own
+ * screenshot command hangs at random under Xvfb.
+ */
+export async function screenshot(session, name) {
+  await session.executeAsync('const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)))')
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`)
+  mkdirSync(path.dirname(file), { recursive: true })
+  execFileSync('import', ['-window', windowId(), file])
+  return file
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# GUI end-to-end tests: the real app binary in a real window under Xvfb, driven over WebDriver
+# (tauri-driver → WebKitWebDriver) by node's test runner. Called by `make e2e` after `make build`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+target=${CARGO_TARGET_DIR:-$repo/target}
+
+export LEASEHOLD_APP_BIN=${LEASEHOLD_APP_BIN:-$target/debug/leasehold-app}
+export LEASEHOLD_SCREENSHOT_DIR=${LEASEHOLD_SCREENSHOT_DIR:-$target/screenshots}
+export PATH="$repo/.tools/bin:$PATH"
+
+for tool in tauri-driver WebKitWebDriver xvfb-run node; do
+  command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (run 'make deps')" >&2; exit 1; }
+done
+[ -x "$LEASEHOLD_APP_BIN" ] || { echo "e2e: no app binary at $LEASEHOLD_APP_BIN (run 'make build')" >&2; exit 1; }
+
+rm -rf "$LEASEHOLD_SCREENSHOT_DIR"
+mkdir -p "$LEASEHOLD_SCREENSHOT_DIR"
+echo "e2e: app $LEASEHOLD_APP_BIN"
+echo "e2e: screenshots go to $LEASEHOLD_SCREENSHOT_DIR"
+
+# -a picks a free display; one screen the size of a laptop's, 24-bit so screenshots keep colour.
+# Test files run one after another: each launches its own app, and 2-core CI machines are slow.
+xvfb-run -a -s "-screen 0 1280x860x24 -nolisten tcp" \
+  node --test --test-concurrency=1 tests/e2e/*.test.mjs
+echo "e2e: screenshots in $LEASEHOLD_SCREENSHOT_DIR"

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest'
+import en from '../../locales/en.json'
+import zhCN from '../../locales/zh-CN.json'
+import { flattenKeys, languageFromSystem } from '.'
+
+describe('locale files', () => {
+  it('have exactly the same keys in zh-CN and en, so no screen shows a raw key', () => {
+    const english = new Set(flattenKeys(en))
+    const chinese = new Set(flattenKeys(zhCN))
+    const onlyEnglish = [...english].filter((key) => !chinese.has(key))
+    const onlyChinese = [...chinese].filter((key) => !english.has(key))
+    expect(onlyEnglish, 'keys missing from zh-CN.json').toEqual([])
+    expect(onlyChinese, 'keys missing from en.json').toEqual([])
+  })
+
+  it('have no empty message in either language', () => {
+    for (const [name, tree] of Object.entries({ en, 'zh-CN': zhCN })) {
+      const flat = flattenKeys(tree)
+      const lookup = (key: string) =>
+        key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], tree)
+      const empty = flat.filter((key) => String(lookup(key)).trim() === '')
+      expect(empty, `empty messages in ${name}`).toEqual([])
+    }
+  })
+})
+
+describe('languageFromSystem', () => {
+  it('picks Chinese for every Chinese system locale', () => {
+    for (const tag of ['zh', 'zh-CN', 'zh-Hans-CN', 'zh-TW', 'ZH-cn']) {
+      expect(languageFromSystem(tag), tag).toBe('zh-CN')
+    }
+  })
+
+  it('picks English for other or missing locales', () => {
+    for (const tag of ['en-US', 'de-DE', 'ja', '', null, undefined]) {
+      expect(languageFromSystem(tag), String(tag)).toBe('en')
+    }
+  })
+})

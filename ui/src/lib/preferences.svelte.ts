@@ -1,0 +1,58 @@
+// What the user chose on first run and in Settings (language, default currency), as runes state.
+// Saved through the backend so it survives restarts; the UI never keeps its own copy on disk.
+import { createContext } from 'svelte'
+import type { Preferences } from './bindings/Preferences'
+import { isLanguage, languageFromSystem, switchLanguage, type Language } from './i18n'
+
+export type SavePreferences = (preferences: Preferences) => Promise<void>
+
+export class PreferencesState {
+  language = $state<Language>('en')
+  currency = $state('CNY')
+  onboarded = $state(false)
+  /** Until the user picks a currency, it follows the language (CNY for Chinese, else USD). */
+  #currencyChosen: boolean
+  #save: SavePreferences
+
+  constructor(stored: Preferences, systemLocale: string | null | undefined, save: SavePreferences) {
+    this.language = isLanguage(stored.language) ? stored.language : languageFromSystem(systemLocale)
+    this.#currencyChosen = stored.currency !== null
+    this.currency = stored.currency ?? defaultCurrency(this.language)
+    this.onboarded = stored.onboarded
+    this.#save = save
+  }
+
+  snapshot(): Preferences {
+    return {
+      language: this.language,
+      currency: this.#currencyChosen ? this.currency : null,
+      onboarded: this.onboarded,
+    }
+  }
+
+  async setLanguage(language: Language): Promise<void> {
+    this.language = language
+    if (!this.#currencyChosen) this.currency = defaultCurrency(language)
+    switchLanguage(language)
+    await this.#save(this.snapshot())
+  }
+
+  async setCurrency(currency: string): Promise<void> {
+    this.currency = currency
+    this.#currencyChosen = true
+    await this.#save(this.snapshot())
+  }
+
+  /** Finishing first run confirms the currency shown, even if the user left it as proposed. */
+  async finishOnboarding(): Promise<void> {
+    this.onboarded = true
+    this.#currencyChosen = true
+    await this.#save(this.snapshot())
+  }
+}
+
+function defaultCurrency(language: Language): string {
+  return language === 'zh-CN' ? 'CNY' : 'USD'
+}
+
+export const [getPreferences, setPreferences] = createContext<PreferencesState>()

@@ -1,0 +1,28 @@
+// Which screen is showing. The app has no URLs worth sharing, so a small runes store replaces a
+// router library; screens receive it through context.
+import { createContext } from 'svelte'
+
+export type Route =
+  | { name: 'rentals' }
+  | { name: 'choose-gpu' }
+  | { name: 'new-rental' }
+  | { name: 'instance'; instance: string }
+  | { name: 'estimate' }
+  | { name: 'settings' }
+
+export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings'
+
+export class Router {
+  route = $state<Route>({ name: 'rentals' })
+
+  /** The sidebar entry to highlight: an instance page belongs to Rentals. */
+  get section(): Section {
+    return this.route.name === 'instance' ? 'rentals' : this.route.name
+  }
+
+  go(route: Route): void {
+    this.route = route
+  }
+}
+
+export const [getRouter, setRouter] = createContext<Router>()
