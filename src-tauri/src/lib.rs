@@ -32,6 +32,22 @@ pub fn run() {
             commands::settings::load_draft,
             commands::settings::save_draft,
             commands::settings::clear_draft,
+            commands::billing::provider_presets,
+            commands::billing::currencies,
+            commands::billing::validate_rental,
+            commands::billing::add_rental,
+            commands::billing::list_rentals,
+            commands::billing::rental_detail,
+            commands::billing::record_power,
+            commands::billing::forecast_rental,
+            commands::billing::estimate_cost,
+            commands::billing::rent_vs_buy,
+            commands::catalog::estimate_vram,
+            commands::catalog::recommend_gpus,
+            commands::catalog::choose_torch_wheel,
+            commands::catalog::gpu_catalog,
+            commands::catalog::model_presets,
+            commands::catalog::local_gpus,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {

@@ -3,7 +3,16 @@
 //! One file per command group; each parses its arguments, calls leasehold-core, and prints
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
+mod cost;
+mod estimate;
+mod estimate_cost;
+mod gpus;
+mod instance;
+mod ledger;
 mod output;
+mod parse;
+mod rent_vs_buy;
+mod ssh;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +45,71 @@ impl Cli {
 enum Command {
     /// Print where Leasehold keeps its data.
     Paths,
+    /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
+    #[command(subcommand)]
+    Parse(parse::ParseCommand),
+    /// Record rentals and their power changes.
+    #[command(subcommand)]
+    Instance(instance::InstanceCommand),
+    /// What an instance has cost so far.
+    Cost(cost::CostArgs),
+    /// What an instance will have cost at a later time if nothing changes.
+    Forecast(cost::ForecastArgs),
+    /// Price a job before renting (and a split job under each stopped-billing rule).
+    EstimateCost(Box<estimate_cost::EstimateCostArgs>),
+    /// After how many months buying the card pays for itself.
+    RentVsBuy(Box<rent_vs_buy::RentVsBuyArgs>),
+    /// What each provider preset pre-fills (never prices).
+    Presets {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a provider's `ssh …` command: host, port, user, key, jump hosts, ignored options.
+    SshParse {
+        /// The command, quoted as one argument.
+        command: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a command on the instance, like `ssh HOST COMMAND` (exit code = the remote one,
+    /// 255 when connecting fails).
+    Exec {
+        #[command(flatten)]
+        ssh: ssh::SshArgs,
+        /// Stop the command after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<u64>,
+        /// The remote command; its words are joined with spaces for the remote shell.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
+    /// Copy files or folders over SFTP; write the remote side as :path. Resumes and verifies.
+    Copy {
+        #[command(flatten)]
+        ssh: ssh::SshArgs,
+        source: String,
+        destination: String,
+        /// Print the transfer report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forward a local port to a port on the instance until Ctrl-C.
+    Forward {
+        #[command(flatten)]
+        ssh: ssh::SshArgs,
+        /// LOCAL_PORT:REMOTE_PORT (or LOCAL_PORT:HOST:REMOTE_PORT).
+        spec: String,
+    },
+    /// Estimate the GPU memory a task needs, part by part.
+    Estimate(estimate::EstimateArgs),
+    /// Rank GPUs (single and multi-GPU) that fit a task, cheapest plan first when priced.
+    Recommend(estimate::RecommendArgs),
+    /// Choose the PyTorch CUDA wheel for a driver version and GPU.
+    TorchWheel(gpus::TorchWheelArgs),
+    /// List the GPU catalog with sourced specs.
+    Gpus(gpus::GpusArgs),
+    /// Show this computer's NVIDIA GPUs (and whether a task fits them).
+    LocalGpu(gpus::LocalGpuArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,5 +131,30 @@ fn main() -> ExitCode {
             println!("logs: {}", leasehold_core::paths::log_dir().display());
             ExitCode::SUCCESS
         }
+        Command::Parse(command) => parse::run(command),
+        Command::Instance(command) => instance::run(&cli.db_path(), command),
+        Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
+        Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),
+        Command::EstimateCost(args) => estimate_cost::run(args),
+        Command::RentVsBuy(args) => rent_vs_buy::run(args),
+        Command::Presets { json } => ledger::run_presets(*json),
+        Command::SshParse { command, json } => ssh::ssh_parse(command, *json),
+        Command::Exec {
+            ssh,
+            timeout,
+            command,
+        } => ssh::exec(ssh, command, *timeout),
+        Command::Copy {
+            ssh,
+            source,
+            destination,
+            json,
+        } => ssh::copy(ssh, source, destination, *json),
+        Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
+        Command::Estimate(args) => estimate::run_estimate(args),
+        Command::Recommend(args) => estimate::run_recommend(args),
+        Command::TorchWheel(args) => gpus::run_torch_wheel(args),
+        Command::Gpus(args) => gpus::run_gpus(args),
+        Command::LocalGpu(args) => gpus::run_local_gpu(args),
     }
 }

@@ -3,10 +3,16 @@
 //! The desktop shell (`src-tauri`) and the CLI (`crates/cli`) are thin adapters over the
 //! functions here, so both behave the same and both are tested through the same code.
 
+pub mod billing;
+pub mod catalog;
+pub mod diagnose;
 pub mod error;
 pub mod paths;
+pub mod probe;
 pub mod settings;
 pub mod shell;
+pub mod ssh;
+pub mod store;
 pub mod target;
 
 pub use error::{ApiError, Coded};

@@ -1,7 +1,8 @@
 use futures::FutureExt;
+use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
-use super::{CommandOutput, CommandSpec, Target, TargetError};
+use super::{CommandOutput, CommandSpec, OutputStream, Target, TargetError};
 
 /// This computer, through `sh -c` (or `bash -lc` for login-shell commands).
 #[derive(Debug, Default, Clone)]
@@ -13,19 +14,7 @@ impl Target for LocalTarget {
         spec: &'a CommandSpec,
     ) -> futures::future::BoxFuture<'a, Result<CommandOutput, TargetError>> {
         async move {
-            let mut command = if spec.login_shell {
-                let mut c = Command::new("bash");
-                c.arg("-lc");
-                c
-            } else {
-                let mut c = Command::new("sh");
-                c.arg("-c");
-                c
-            };
-            command
-                .arg(&spec.script)
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true);
+            let mut command = shell_command(spec);
             let output = tokio::time::timeout(spec.timeout, command.output())
                 .await
                 .map_err(|_| TargetError::Timeout(spec.timeout))?
@@ -39,9 +28,73 @@ impl Target for LocalTarget {
         .boxed()
     }
 
+    fn run_streaming<'a>(
+        &'a self,
+        spec: &'a CommandSpec,
+        sink: &'a mut (dyn FnMut(OutputStream, &[u8]) + Send),
+    ) -> futures::future::BoxFuture<'a, Result<Option<u32>, TargetError>> {
+        async move {
+            let mut command = shell_command(spec);
+            command
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let mut child = command
+                .spawn()
+                .map_err(|err| TargetError::Spawn(err.to_string()))?;
+            let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take())
+            else {
+                return Err(TargetError::Spawn(
+                    "the output pipes were not opened".into(),
+                ));
+            };
+            let pump = async {
+                let mut out_buf = vec![0u8; 64 * 1024];
+                let mut err_buf = vec![0u8; 64 * 1024];
+                let (mut out_open, mut err_open) = (true, true);
+                while out_open || err_open {
+                    tokio::select! {
+                        read = stdout.read(&mut out_buf), if out_open => match read? {
+                            0 => out_open = false,
+                            n => sink(OutputStream::Stdout, &out_buf[..n]),
+                        },
+                        read = stderr.read(&mut err_buf), if err_open => match read? {
+                            0 => err_open = false,
+                            n => sink(OutputStream::Stderr, &err_buf[..n]),
+                        },
+                    }
+                }
+                child.wait().await
+            };
+            let status = tokio::time::timeout(spec.timeout, pump)
+                .await
+                .map_err(|_| TargetError::Timeout(spec.timeout))?
+                .map_err(|err| TargetError::Spawn(err.to_string()))?;
+            Ok(status.code().and_then(|c| u32::try_from(c).ok()))
+        }
+        .boxed()
+    }
+
     fn describe(&self) -> String {
         "this computer".to_owned()
     }
+}
+
+/// `sh -c SCRIPT`, or `bash -lc SCRIPT` when the login profile must set PATH.
+fn shell_command(spec: &CommandSpec) -> Command {
+    let mut command = if spec.login_shell {
+        let mut c = Command::new("bash");
+        c.arg("-lc");
+        c
+    } else {
+        let mut c = Command::new("sh");
+        c.arg("-c");
+        c
+    };
+    command
+        .arg(&spec.script)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    command
 }
 
 #[cfg(test)]
@@ -62,6 +115,34 @@ mod tests {
             out.exit_status,
             Some(3),
             "exit status must be passed through"
+        );
+    }
+
+    #[tokio::test]
+    async fn local_streaming_delivers_both_streams_and_the_status() {
+        let mut seen: Vec<(OutputStream, Vec<u8>)> = Vec::new();
+        let mut sink = |stream: OutputStream, chunk: &[u8]| seen.push((stream, chunk.to_vec()));
+        let status = LocalTarget
+            .run_streaming(
+                &CommandSpec::new("printf a; printf b >&2; exit 4"),
+                &mut sink,
+            )
+            .await
+            .expect("sh runs");
+        assert_eq!(status, Some(4), "the exit status must be returned");
+        let stdout: Vec<u8> = seen
+            .iter()
+            .filter(|(s, _)| *s == OutputStream::Stdout)
+            .flat_map(|(_, c)| c.clone())
+            .collect();
+        let stderr: Vec<u8> = seen
+            .iter()
+            .filter(|(s, _)| *s == OutputStream::Stderr)
+            .flat_map(|(_, c)| c.clone())
+            .collect();
+        assert_eq!(
+            (stdout.as_slice(), stderr.as_slice()),
+            (&b"a"[..], &b"b"[..])
         );
     }
 

@@ -4,12 +4,14 @@
 //! (for `verify --local` and tests), `SshTarget` (in `crate::ssh`) runs them on the instance.
 
 mod local;
+mod stream;
 
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 
 pub use local::LocalTarget;
+pub use stream::{LineSplitter, OutputStream};
 
 /// One shell command to run on a target. `script` is shell text whose every user-supplied value
 /// was quoted with [`crate::shell::quote`].
@@ -72,6 +74,10 @@ pub enum TargetError {
     Spawn(String),
     #[error("the connection to the instance failed: {0}")]
     Connection(String),
+    /// An SSH failure keeps its own code (`ssh.host_key_changed`, `ssh.auth_failed`, …) so the UI
+    /// can still say exactly what went wrong when a probe or recipe ran through [`Target`].
+    #[error(transparent)]
+    Ssh(#[from] Box<crate::ssh::SshError>),
 }
 
 impl crate::Coded for TargetError {
@@ -80,6 +86,7 @@ impl crate::Coded for TargetError {
             Self::Timeout(_) => "target.timeout",
             Self::Spawn(_) => "target.spawn_failed",
             Self::Connection(_) => "target.connection_failed",
+            Self::Ssh(err) => crate::Coded::code(err.as_ref()),
         }
     }
 }
@@ -91,6 +98,15 @@ pub trait Target: Send + Sync {
         &'a self,
         spec: &'a CommandSpec,
     ) -> BoxFuture<'a, Result<CommandOutput, TargetError>>;
+
+    /// Run one command and hand its output to `sink` as it arrives (chunks in arrival order, never
+    /// held in memory here), returning the exit status. For output too large to collect, or for
+    /// progress shown line by line (wrap the sink in a [`LineSplitter`]).
+    fn run_streaming<'a>(
+        &'a self,
+        spec: &'a CommandSpec,
+        sink: &'a mut (dyn FnMut(OutputStream, &[u8]) + Send),
+    ) -> BoxFuture<'a, Result<Option<u32>, TargetError>>;
 
     /// Human-readable name of the target, e.g. `root@region-1.autodl.com:12345` or `this computer`.
     fn describe(&self) -> String;

@@ -1,0 +1,110 @@
+//! `leasehold cost NAME` and `leasehold forecast NAME --until TIME`: the bill so far and the bill
+//! if nothing changes.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Args;
+use leasehold_core::billing::{ledger, CostReport};
+
+use crate::ledger::{block_on, open_existing, parse_time, time_or_now};
+use crate::output;
+
+#[derive(Args)]
+pub struct CostArgs {
+    name: String,
+    /// The moment to price (RFC 3339); default now.
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ForecastArgs {
+    name: String,
+    /// "If I keep it until…" (RFC 3339).
+    #[arg(long)]
+    until: String,
+    /// Now (RFC 3339); default the wall clock.
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run_cost(db: &Path, args: &CostArgs) -> ExitCode {
+    let run = || -> Result<ExitCode, ExitCode> {
+        let now = time_or_now("--at", args.at.as_deref())?;
+        let report = block_on(async {
+            let store = open_existing(db, &args.name).await?;
+            let result = ledger::cost(&store, &args.name, now).await;
+            store.close().await;
+            result
+        })?;
+        if args.json {
+            return Ok(output::print_json(&report));
+        }
+        print_report(&report);
+        Ok(ExitCode::SUCCESS)
+    };
+    run().unwrap_or_else(|code| code)
+}
+
+pub fn run_forecast(db: &Path, args: &ForecastArgs) -> ExitCode {
+    let run = || -> Result<ExitCode, ExitCode> {
+        let now = time_or_now("--at", args.at.as_deref())?;
+        let until = parse_time("--until", &args.until)?;
+        let forecast = block_on(async {
+            let store = open_existing(db, &args.name).await?;
+            let result = ledger::forecast(&store, &args.name, now, until).await;
+            store.close().await;
+            result
+        })?;
+        if args.json {
+            return Ok(output::print_json(&forecast));
+        }
+        println!(
+            "{}: {} {} now, {} {} at {} ({} more)",
+            forecast.name,
+            forecast.total_now,
+            forecast.currency,
+            forecast.total_at_until,
+            forecast.currency,
+            forecast.until.to_rfc3339(),
+            forecast.additional
+        );
+        Ok(ExitCode::SUCCESS)
+    };
+    run().unwrap_or_else(|code| code)
+}
+
+fn print_report(report: &CostReport) {
+    let cur = &report.currency;
+    let b = &report.breakdown;
+    println!(
+        "{}: {} {} as of {}",
+        report.name,
+        report.total,
+        cur,
+        report.as_of.to_rfc3339()
+    );
+    println!(
+        "  compute {}  no-GPU {}  stopped {}  storage {}  IP {}  traffic {}",
+        b.compute, b.no_gpu, b.stopped, b.storage, b.ip, b.traffic
+    );
+    println!("  burning {} {cur}/h now", report.burn_rate_per_hour);
+    if let Some(budget) = &report.budget {
+        println!(
+            "  budget {} {cur}: {} % used{}",
+            budget.amount,
+            budget.percent_used,
+            budget
+                .threshold_reached
+                .map_or(String::new(), |t| format!(" (past {t} %)"))
+        );
+    }
+    if let Some(wipe_at) = report.wipe_at {
+        println!("  wiped at {} if it stays stopped", wipe_at.to_rfc3339());
+    }
+}

@@ -1,0 +1,461 @@
+//! `leasehold instance …`: record rentals and their power changes.
+//!
+//! `add` records the `created` event only. Providers create instances powered on, so when billing
+//! starts at creation (`--billing-starts created`, the default) the instance bills like a running
+//! one from that moment, and a later `start` just marks when work began; with
+//! `--billing-starts running` nothing is billed until the first `start` (or `no-gpu`).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use leasehold_core::billing::{
+    ledger, BillingRules, BillingStart, Granularity, InstanceDetail, InstanceSummary, NewInstance,
+    PowerAction, ProviderKey, StoppedBilling,
+};
+use rust_decimal::Decimal;
+
+use crate::ledger::{
+    block_on, decimal, open_existing, open_for_write, optional_decimal, time_or_now,
+};
+use crate::output;
+
+#[derive(Subcommand)]
+pub enum InstanceCommand {
+    /// Record a new rental (the `created` event) with its billing rules.
+    Add(Box<AddArgs>),
+    /// Record a power-on with GPUs.
+    Start(EventArgs),
+    /// Record a power-off (the instance and its disks are kept).
+    Stop(EventArgs),
+    /// Record a power-on without GPU (AutoDL's 无卡模式), billed at the no-GPU rate.
+    NoGpu(EventArgs),
+    /// Record the release: billing ends, nothing can be recorded after it.
+    Release(EventArgs),
+    /// Change billing rules from a moment on (every flag left out keeps its current value).
+    Rules(Box<RulesArgs>),
+    /// Record traffic read off the provider's console, charged at the traffic price.
+    Traffic(TrafficArgs),
+    /// Set or clear the instance's budget (warnings at 50, 80 and 100 %).
+    Budget(BudgetArgs),
+    /// Every recorded instance with its state and cost so far.
+    List(ListArgs),
+    /// One instance: rules, timeline and bill.
+    Show(ShowArgs),
+}
+
+/// Billing rule fields. Amounts are per hour in the instance's currency unless named otherwise.
+#[derive(Args, Default)]
+pub struct RuleFlags {
+    /// Price of one GPU for one hour (multiplied by --count).
+    #[arg(long, allow_hyphen_values = true)]
+    price: Option<String>,
+    /// Number of GPUs.
+    #[arg(long, allow_hyphen_values = true)]
+    count: Option<String>,
+    /// When billing starts: at creation or at the first power-on.
+    #[arg(long, value_name = "created|running")]
+    billing_starts: Option<String>,
+    /// What a stopped instance costs per hour: none, storage:RATE or rate:RATE.
+    #[arg(
+        long,
+        value_name = "none|storage:RATE|rate:RATE",
+        allow_hyphen_values = true
+    )]
+    stopped_billing: Option<String>,
+    /// Hourly rate in no-GPU mode (无卡模式); without it `no-gpu` is refused.
+    #[arg(long, allow_hyphen_values = true)]
+    no_gpu_rate: Option<String>,
+    /// Data disk fee per hour.
+    #[arg(long, allow_hyphen_values = true)]
+    disk_fee: Option<String>,
+    /// Snapshot fee per hour.
+    #[arg(long, allow_hyphen_values = true)]
+    snapshot_fee: Option<String>,
+    /// Public IP fee per hour.
+    #[arg(long, allow_hyphen_values = true)]
+    ip_fee: Option<String>,
+    /// Price per GB of traffic.
+    #[arg(long, allow_hyphen_values = true)]
+    traffic_price: Option<String>,
+    /// Billing unit, each billed stretch rounded up to it.
+    #[arg(long, value_name = "second|minute|hour")]
+    granularity: Option<String>,
+    /// Days a stopped instance is kept before the provider wipes it (0 = never).
+    #[arg(long, allow_hyphen_values = true)]
+    wipe_after_days: Option<String>,
+}
+
+impl RuleFlags {
+    /// `base` with every given flag applied.
+    fn apply(&self, mut rules: BillingRules) -> Result<BillingRules, ExitCode> {
+        if let Some(price) = &self.price {
+            rules.price_per_gpu_hour = decimal("price_per_gpu_hour", price)?;
+        }
+        if let Some(count) = &self.count {
+            rules.gpu_count = count.trim().parse().map_err(|_| {
+                output::bad_input(format!(
+                    "--count {count:?} is not a whole number of GPUs (1 or more)"
+                ))
+            })?;
+        }
+        if let Some(starts) = &self.billing_starts {
+            rules.billing_starts = starts
+                .parse::<BillingStart>()
+                .map_err(|e| output::fail(&e))?;
+        }
+        if let Some(stopped) = &self.stopped_billing {
+            rules.stopped_billing = stopped
+                .parse::<StoppedBilling>()
+                .map_err(|e| output::fail(&e))?;
+        }
+        if let Some(rate) = optional_decimal("no_gpu_rate", self.no_gpu_rate.as_deref())? {
+            rules.no_gpu_rate = Some(rate);
+        }
+        if let Some(fee) = optional_decimal("data_disk_per_hour", self.disk_fee.as_deref())? {
+            rules.data_disk_per_hour = fee;
+        }
+        if let Some(fee) = optional_decimal("snapshot_per_hour", self.snapshot_fee.as_deref())? {
+            rules.snapshot_per_hour = fee;
+        }
+        if let Some(fee) = optional_decimal("public_ip_per_hour", self.ip_fee.as_deref())? {
+            rules.public_ip_per_hour = fee;
+        }
+        if let Some(price) = optional_decimal("traffic_per_gb", self.traffic_price.as_deref())? {
+            rules.traffic_per_gb = price;
+        }
+        if let Some(granularity) = &self.granularity {
+            rules.granularity = granularity
+                .parse::<Granularity>()
+                .map_err(|e| output::fail(&e))?;
+        }
+        if let Some(days) = &self.wipe_after_days {
+            let days: u32 = days.trim().parse().map_err(|_| {
+                output::bad_input(format!(
+                    "--wipe-after-days {days:?} is not a whole number of days (0 = never)"
+                ))
+            })?;
+            rules.wipe_after_stopped_days = (days > 0).then_some(days);
+        }
+        Ok(rules)
+    }
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    name: String,
+    /// GPU model as the provider names it, e.g. "RTX 4090".
+    #[arg(long)]
+    gpu: String,
+    /// ISO 4217 currency of every amount (CNY, USD, EUR, …).
+    #[arg(long)]
+    currency: String,
+    /// Provider preset pre-filling billing start, granularity, wipe days (never prices):
+    /// autodl, hengyuan, kuhu, runpod, vast, lambda, custom.
+    #[arg(long, default_value = "custom")]
+    provider: String,
+    #[arg(long)]
+    region: Option<String>,
+    #[arg(long)]
+    notes: Option<String>,
+    /// Hours you plan to use it (for reminders and forecasts).
+    #[arg(long, allow_hyphen_values = true)]
+    planned_hours: Option<String>,
+    /// Budget for this rental, in its currency.
+    #[arg(long, allow_hyphen_values = true)]
+    budget: Option<String>,
+    #[command(flatten)]
+    rules: RuleFlags,
+    /// When it was created (RFC 3339); default now.
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct EventArgs {
+    name: String,
+    /// When it happened (RFC 3339); default now.
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct RulesArgs {
+    name: String,
+    #[command(flatten)]
+    rules: RuleFlags,
+    /// From when the new rules apply (RFC 3339); default now.
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct TrafficArgs {
+    name: String,
+    /// Gigabytes of billable traffic.
+    #[arg(long, allow_hyphen_values = true)]
+    gb: String,
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct BudgetArgs {
+    name: String,
+    /// Budget amount in the instance's currency.
+    #[arg(allow_hyphen_values = true, required_unless_present = "clear")]
+    amount: Option<String>,
+    /// Remove the budget.
+    #[arg(long, conflicts_with = "amount")]
+    clear: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Report as of this time (RFC 3339); default now.
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    name: String,
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(db: &Path, command: &InstanceCommand) -> ExitCode {
+    let result = match command {
+        InstanceCommand::Add(args) => add(db, args),
+        InstanceCommand::Start(args) => event(db, args, PowerAction::Start),
+        InstanceCommand::Stop(args) => event(db, args, PowerAction::Stop),
+        InstanceCommand::NoGpu(args) => event(db, args, PowerAction::NoGpu),
+        InstanceCommand::Release(args) => event(db, args, PowerAction::Release),
+        InstanceCommand::Rules(args) => change_rules(db, args),
+        InstanceCommand::Traffic(args) => traffic(db, args),
+        InstanceCommand::Budget(args) => budget(db, args),
+        InstanceCommand::List(args) => list(db, args),
+        InstanceCommand::Show(args) => show(db, args),
+    };
+    result.unwrap_or_else(|code| code)
+}
+
+fn add(db: &Path, args: &AddArgs) -> Result<ExitCode, ExitCode> {
+    let preset = ProviderKey::parse(&args.provider)
+        .map_err(|e| output::fail(&e))?
+        .preset();
+    let Some(price) = &args.rules.price else {
+        return Err(output::bad_input(
+            "--price is required: the price of one GPU for one hour, as the provider shows it",
+        ));
+    };
+    let mut base = BillingRules::simple(decimal("price_per_gpu_hour", price)?, 1);
+    base.billing_starts = preset.billing_starts;
+    base.granularity = preset.granularity;
+    base.wipe_after_stopped_days = preset.wipe_after_stopped_days;
+    let rules = args.rules.apply(base)?;
+    let new = NewInstance {
+        name: args.name.clone(),
+        provider: preset.key.as_str().to_owned(),
+        region: args.region.clone(),
+        gpu_model: args.gpu.clone(),
+        currency: args.currency.clone(),
+        notes: args.notes.clone(),
+        planned_hours: optional_decimal("planned_hours", args.planned_hours.as_deref())?,
+        budget: optional_decimal("budget", args.budget.as_deref())?,
+        rules,
+    };
+    // Every check that needs no database runs before the file is even opened.
+    new.validate().map_err(|e| output::fail(&e))?;
+    let at = time_or_now("--at", args.at.as_deref())?;
+    let summary = block_on(async {
+        let store = open_for_write(db).await?;
+        let result = ledger::add_instance(&store, &new, at).await;
+        store.close().await;
+        result
+    })?;
+    Ok(print_summary(&summary, args.json, "recorded"))
+}
+
+fn event(db: &Path, args: &EventArgs, action: PowerAction) -> Result<ExitCode, ExitCode> {
+    let at = time_or_now("--at", args.at.as_deref())?;
+    let summary = block_on(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = ledger::record(&store, &args.name, action, at).await;
+        store.close().await;
+        result
+    })?;
+    let verb = match action {
+        PowerAction::Start => "started",
+        PowerAction::Stop => "stopped",
+        PowerAction::NoGpu => "in no-GPU mode",
+        PowerAction::Release => "released",
+    };
+    Ok(print_summary(&summary, args.json, verb))
+}
+
+fn change_rules(db: &Path, args: &RulesArgs) -> Result<ExitCode, ExitCode> {
+    let at = time_or_now("--at", args.at.as_deref())?;
+    let current = block_on(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = ledger::show(&store, &args.name, at).await;
+        store.close().await;
+        result
+    })?;
+    let rules = args.rules.apply(current.rules)?;
+    let summary = block_on(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = ledger::change_rules(&store, &args.name, &rules, at).await;
+        store.close().await;
+        result
+    })?;
+    Ok(print_summary(&summary, args.json, "rules changed"))
+}
+
+fn traffic(db: &Path, args: &TrafficArgs) -> Result<ExitCode, ExitCode> {
+    let gb = decimal("traffic_gb", &args.gb)?;
+    let at = time_or_now("--at", args.at.as_deref())?;
+    let summary = block_on(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = ledger::record_traffic(&store, &args.name, gb, at).await;
+        store.close().await;
+        result
+    })?;
+    Ok(print_summary(&summary, args.json, "traffic recorded"))
+}
+
+fn budget(db: &Path, args: &BudgetArgs) -> Result<ExitCode, ExitCode> {
+    let amount: Option<Decimal> = if args.clear {
+        None
+    } else {
+        optional_decimal("budget", args.amount.as_deref())?
+    };
+    let now = time_or_now("--at", None)?;
+    let summary = block_on(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = ledger::set_budget(&store, &args.name, amount, now).await;
+        store.close().await;
+        result
+    })?;
+    Ok(print_summary(&summary, args.json, "budget set"))
+}
+
+fn list(db: &Path, args: &ListArgs) -> Result<ExitCode, ExitCode> {
+    let now = time_or_now("--at", args.at.as_deref())?;
+    let summaries = if db.exists() {
+        block_on(async {
+            let store = open_for_write(db).await?;
+            let result = ledger::list(&store, now).await;
+            store.close().await;
+            result
+        })?
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        return Ok(output::print_json(&summaries));
+    }
+    if summaries.is_empty() {
+        println!("no instances recorded yet (leasehold instance add NAME --gpu … --price … --currency …)");
+    }
+    for summary in &summaries {
+        println!("{}", summary_line(summary));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(db: &Path, args: &ShowArgs) -> Result<ExitCode, ExitCode> {
+    let now = time_or_now("--at", args.at.as_deref())?;
+    let detail = block_on(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = ledger::show(&store, &args.name, now).await;
+        store.close().await;
+        result
+    })?;
+    if args.json {
+        return Ok(output::print_json(&detail));
+    }
+    print_detail(&detail);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn state_name(summary: &InstanceSummary) -> &'static str {
+    summary.state.map_or("not yet created", |s| s.as_str())
+}
+
+fn summary_line(s: &InstanceSummary) -> String {
+    format!(
+        "{:<20} {:<10} {} × {:<14} {:>10} {}  burn {} {}/h",
+        s.name,
+        state_name(s),
+        s.gpu_count,
+        s.gpu_model,
+        s.total,
+        s.currency,
+        s.burn_rate_per_hour,
+        s.currency
+    )
+}
+
+fn print_summary(summary: &InstanceSummary, json: bool, verb: &str) -> ExitCode {
+    if json {
+        return output::print_json(summary);
+    }
+    println!("{}: {verb} at {}", summary.name, summary.as_of.to_rfc3339());
+    println!("{}", summary_line(summary));
+    ExitCode::SUCCESS
+}
+
+fn print_detail(detail: &InstanceDetail) {
+    let s = &detail.summary;
+    println!("{}", summary_line(s));
+    println!(
+        "provider {}, {} {} per GPU-hour, billing from {}, stopped: {}, per {}",
+        s.provider,
+        detail.rules.price_per_gpu_hour,
+        s.currency,
+        detail.rules.billing_starts.as_str(),
+        detail.rules.stopped_billing,
+        detail.rules.granularity.as_str()
+    );
+    if let Some(wipe_at) = s.wipe_at {
+        println!(
+            "wiped by the provider at {} if it stays stopped",
+            wipe_at.to_rfc3339()
+        );
+    }
+    if let Some(budget) = &s.budget {
+        println!(
+            "budget {} {}: {} % used",
+            budget.amount, s.currency, budget.percent_used
+        );
+    }
+    for interval in &detail.report.intervals {
+        println!(
+            "  {} → {}  {:<8} {:>10} {}",
+            interval.start.to_rfc3339(),
+            if interval.ongoing {
+                "now".to_owned()
+            } else {
+                interval.end.to_rfc3339()
+            },
+            interval.state.as_str(),
+            interval.cost,
+            s.currency
+        );
+    }
+}

@@ -1,0 +1,81 @@
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+
+use crate::store::StoreError;
+use crate::Coded;
+
+/// Everything the ledger refuses or fails at. Bad input writes nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum BillingError {
+    #[error("unknown currency {code:?}: use an ISO 4217 code such as CNY, USD, EUR, HKD, JPY, GBP or SGD")]
+    UnknownCurrency { code: String },
+    #[error("{field} must be greater than zero (got {value}); type the price the provider shows")]
+    InvalidPrice { field: &'static str, value: Decimal },
+    #[error("{field} cannot be negative (got {value})")]
+    NegativeAmount { field: &'static str, value: Decimal },
+    #[error("invalid {field}: {reason}")]
+    InvalidInput { field: &'static str, reason: String },
+    #[error("unknown provider preset {key:?}: use autodl, hengyuan, kuhu, runpod, vast, lambda or custom")]
+    UnknownProvider { key: String },
+    #[error("an instance named {name:?} already exists; pick another name")]
+    DuplicateName { name: String },
+    #[error("no instance named {name:?}; record it first with `instance add`")]
+    UnknownInstance { name: String },
+    #[error("{kind} at {at} comes before the last recorded event ({last_kind} at {last_at}); record events in time order")]
+    OutOfOrder {
+        kind: &'static str,
+        at: DateTime<Utc>,
+        last_kind: &'static str,
+        last_at: DateTime<Utc>,
+    },
+    #[error("{kind} at {at} is before the instance was created ({created_at}); an instance must be created before it can be {kind}")]
+    BeforeCreation {
+        kind: &'static str,
+        at: DateTime<Utc>,
+        created_at: DateTime<Utc>,
+    },
+    #[error("the ledger must begin with `created`, not {kind}")]
+    NotCreated { kind: &'static str },
+    #[error("the instance was released at {released_at}; nothing can be recorded after release")]
+    AfterRelease { released_at: DateTime<Utc> },
+    #[error("cannot record {kind}: the instance is already {state}")]
+    InvalidTransition {
+        kind: &'static str,
+        state: &'static str,
+    },
+    #[error("this instance has no no-GPU mode rate; set one (a rule change) before recording no-GPU mode")]
+    NoGpuUnavailable,
+    #[error("the forecast time {until} is before now ({now})")]
+    ForecastInPast {
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Coded for BillingError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownCurrency { .. } => "billing.unknown_currency",
+            Self::InvalidPrice { .. } => "billing.invalid_price",
+            Self::NegativeAmount { .. } => "billing.negative_amount",
+            Self::InvalidInput { .. } => "billing.invalid_input",
+            Self::UnknownProvider { .. } => "billing.unknown_provider",
+            Self::DuplicateName { .. } => "billing.duplicate_name",
+            Self::UnknownInstance { .. } => "billing.unknown_instance",
+            Self::OutOfOrder { .. } => "billing.out_of_order",
+            Self::BeforeCreation { .. } => "billing.before_creation",
+            Self::NotCreated { .. } => "billing.not_created",
+            Self::AfterRelease { .. } => "billing.after_release",
+            Self::InvalidTransition { .. } => "billing.invalid_transition",
+            Self::NoGpuUnavailable => "billing.no_gpu_unavailable",
+            Self::ForecastInPast { .. } => "billing.forecast_in_past",
+            Self::Store(err) => err.code(),
+        }
+    }
+
+    fn is_bad_input(&self) -> bool {
+        !matches!(self, Self::Store(_))
+    }
+}

@@ -1,0 +1,284 @@
+//! Logging in: key files, ssh-agent, password — tried in that order, like OpenSSH.
+//!
+//! Secrets are held in [`Secret`], whose `Debug` never prints the value, so a password cannot
+//! leak into a log line or an error message by accident.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use russh::client::{AuthResult, Handle, Handler};
+use russh::keys::agent::client::AgentClient;
+use russh::keys::agent::AgentIdentity;
+use russh::keys::{PrivateKey, PrivateKeyWithHashAlg};
+
+use super::SshError;
+
+/// A password or passphrase. Never printed, never stored outside the OS keychain.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// A private key file and, when it is encrypted, its passphrase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyFile {
+    pub path: PathBuf,
+    pub passphrase: Option<Secret>,
+}
+
+/// Which ssh-agent to ask.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AgentChoice {
+    /// Do not use an agent.
+    #[default]
+    None,
+    /// The agent named by `SSH_AUTH_SOCK`, when set.
+    FromEnvironment,
+    /// An agent socket at this path.
+    Socket(PathBuf),
+}
+
+/// How to log in, tried in order: key files, agent, password.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Credentials {
+    pub keys: Vec<KeyFile>,
+    pub agent: AgentChoice,
+    pub password: Option<Secret>,
+}
+
+impl Credentials {
+    /// What OpenSSH would try: the given key files, else the default `~/.ssh/id_*` files that
+    /// exist; the agent from `SSH_AUTH_SOCK`; and `password` if given.
+    pub fn like_openssh(identity_files: &[PathBuf], password: Option<Secret>) -> Self {
+        let mut paths: Vec<PathBuf> = identity_files.to_vec();
+        if paths.is_empty() {
+            if let Some(home) = super::destination::home_dir() {
+                paths = ["id_ed25519", "id_ecdsa", "id_rsa"]
+                    .iter()
+                    .map(|name| home.join(".ssh").join(name))
+                    .filter(|path| path.is_file())
+                    .collect();
+            }
+        }
+        Self {
+            keys: paths
+                .into_iter()
+                .map(|path| KeyFile {
+                    path,
+                    passphrase: None,
+                })
+                .collect(),
+            agent: AgentChoice::FromEnvironment,
+            password,
+        }
+    }
+}
+
+/// Read a private key, decrypting it with its passphrase when it has one.
+pub fn load_private_key(path: &Path, passphrase: Option<&Secret>) -> Result<PrivateKey, SshError> {
+    let unusable = |message: String| SshError::KeyUnusable {
+        path: path.to_owned(),
+        message,
+    };
+    match russh::keys::load_secret_key(path, None) {
+        Ok(key) => Ok(key),
+        Err(russh::keys::Error::KeyIsEncrypted) => {
+            let Some(passphrase) = passphrase else {
+                return Err(SshError::PassphraseNeeded {
+                    path: path.to_owned(),
+                });
+            };
+            russh::keys::load_secret_key(path, Some(passphrase.expose())).map_err(|_| {
+                SshError::PassphraseWrong {
+                    path: path.to_owned(),
+                }
+            })
+        }
+        Err(russh::keys::Error::IO(err)) => Err(unusable(err.to_string())),
+        Err(err) => Err(unusable(format!("not a private key we can read ({err})"))),
+    }
+}
+
+/// Log in on an established transport. Returns the first method the server accepted.
+pub(crate) async fn authenticate<H: Handler>(
+    handle: &mut Handle<H>,
+    host: &str,
+    user: &str,
+    credentials: &Credentials,
+) -> Result<(), SshError> {
+    let mut tried: Vec<String> = Vec::new();
+    let mut key_problem: Option<SshError> = None;
+    let dropped = |err: &dyn std::fmt::Display| SshError::Disconnected {
+        host: host.to_owned(),
+        message: format!("during login: {err}"),
+    };
+
+    for key_file in &credentials.keys {
+        let key = match load_private_key(&key_file.path, key_file.passphrase.as_ref()) {
+            Ok(key) => key,
+            Err(err) => {
+                tracing::debug!(path = %key_file.path.display(), code = crate::Coded::code(&err), "key skipped");
+                key_problem.get_or_insert(err);
+                continue;
+            }
+        };
+        let hash = if key.algorithm().is_rsa() {
+            handle
+                .best_supported_rsa_hash()
+                .await
+                .map_err(|e| dropped(&e))?
+                .flatten()
+        } else {
+            None
+        };
+        let result = handle
+            .authenticate_publickey(user, PrivateKeyWithHashAlg::new(Arc::new(key), hash))
+            .await
+            .map_err(|e| dropped(&e))?;
+        if result.success() {
+            return Ok(());
+        }
+        tried.push(format!("key {}", key_file.path.display()));
+    }
+
+    if let Some(mut agent) = connect_agent(&credentials.agent).await? {
+        let identities = agent
+            .request_identities()
+            .await
+            .map_err(|err| SshError::Agent {
+                message: err.to_string(),
+            })?;
+        let hash = handle
+            .best_supported_rsa_hash()
+            .await
+            .map_err(|e| dropped(&e))?
+            .flatten();
+        for identity in identities {
+            let AgentIdentity::PublicKey { key, .. } = identity else {
+                continue;
+            };
+            let hash = key.algorithm().is_rsa().then_some(hash).flatten();
+            match handle
+                .authenticate_publickey_with(user, key, hash, &mut agent)
+                .await
+            {
+                Ok(AuthResult::Success) => return Ok(()),
+                Ok(_) => {}
+                Err(err) => tracing::debug!(%err, "agent could not sign"),
+            }
+        }
+        tried.push("ssh-agent".to_owned());
+    }
+
+    if let Some(password) = &credentials.password {
+        let result = handle
+            .authenticate_password(user, password.expose())
+            .await
+            .map_err(|e| dropped(&e))?;
+        if result.success() {
+            return Ok(());
+        }
+        tried.push("password".to_owned());
+    }
+
+    if tried.is_empty() {
+        return Err(key_problem.unwrap_or(SshError::NoCredentials));
+    }
+    Err(SshError::AuthFailed {
+        host: host.to_owned(),
+        user: user.to_owned(),
+        tried: tried.join(", "),
+    })
+}
+
+type DynAgent = AgentClient<Box<dyn russh::keys::agent::client::AgentStream + Send + Unpin>>;
+
+async fn connect_agent(choice: &AgentChoice) -> Result<Option<DynAgent>, SshError> {
+    let agent_error = |err: russh::keys::Error| SshError::Agent {
+        message: err.to_string(),
+    };
+    match choice {
+        AgentChoice::None => Ok(None),
+        AgentChoice::FromEnvironment => {
+            #[cfg(unix)]
+            {
+                if std::env::var_os("SSH_AUTH_SOCK").is_none() {
+                    return Ok(None);
+                }
+                // A stale SSH_AUTH_SOCK is common (agent from an old login); skip it quietly
+                // rather than failing a login that a key or password can still complete.
+                match AgentClient::connect_env().await {
+                    Ok(agent) => Ok(Some(agent.dynamic())),
+                    Err(err) => {
+                        tracing::debug!(%err, "ssh-agent from SSH_AUTH_SOCK unavailable");
+                        Ok(None)
+                    }
+                }
+            }
+            #[cfg(windows)]
+            {
+                match AgentClient::connect_pageant().await {
+                    Ok(agent) => Ok(Some(agent.dynamic())),
+                    Err(_) => Ok(None),
+                }
+            }
+        }
+        AgentChoice::Socket(path) => {
+            #[cfg(unix)]
+            {
+                AgentClient::connect_uds(path)
+                    .await
+                    .map(|agent| Some(agent.dynamic()))
+                    .map_err(agent_error)
+            }
+            #[cfg(windows)]
+            {
+                AgentClient::connect_named_pipe(path)
+                    .await
+                    .map(|agent| Some(agent.dynamic()))
+                    .map_err(agent_error)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let creds = Credentials {
+            password: Some(Secret::new("hunter2")),
+            ..Credentials::default()
+        };
+        assert!(
+            !format!("{creds:?}").contains("hunter2"),
+            "Debug must redact passwords"
+        );
+    }
+
+    #[test]
+    fn a_missing_key_file_is_reported_with_its_path() {
+        let err = load_private_key(Path::new("/nonexistent/id_ed25519"), None)
+            .expect_err("missing file must fail");
+        assert!(
+            matches!(&err, SshError::KeyUnusable { path, .. } if path.ends_with("id_ed25519")),
+            "got {err:?}"
+        );
+    }
+}

@@ -1,0 +1,267 @@
+//! Opening one authenticated SSH connection: TCP (or a tunnel through jump hosts), handshake,
+//! host key verdict, login — with a timeout, and retries while a freshly started instance is
+//! still bringing sshd up ("running" in the provider console is not "sshd ready").
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use russh::client::{self, Handle};
+use russh::keys::{PublicKey, PublicKeyOrCertificate};
+use tokio::net::TcpStream;
+
+use super::auth::{authenticate, Credentials};
+use super::destination::Destination;
+use super::known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
+use super::SshError;
+
+/// How to treat host keys and how long to wait.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub known_hosts: KnownHosts,
+    /// Trust (and record) a host seen for the first time. Never applies to a changed key.
+    pub accept_new_host_key: bool,
+    /// Limit for TCP connect plus SSH handshake, per attempt.
+    pub connect_timeout: Duration,
+    /// Keep retrying refused or cut connections this long (an instance booting). Zero: no retry.
+    pub boot_wait: Duration,
+    /// How long [`super::SshTarget`] keeps trying to reconnect after the link drops.
+    pub reconnect_window: Duration,
+    /// Keepalive interval when the destination sets none (`ServerAliveInterval`).
+    pub keepalive: Duration,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            known_hosts: KnownHosts::app_default(),
+            accept_new_host_key: false,
+            connect_timeout: Duration::from_secs(10),
+            boot_wait: Duration::ZERO,
+            reconnect_window: Duration::from_secs(30),
+            keepalive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Per-channel receive window. Large, so a bulk download is not stalled waiting for window
+/// adjustments on a high-latency link (the default 2 MiB caps throughput at 2 MiB per RTT).
+const WINDOW_SIZE: u32 = 16 * 1024 * 1024;
+/// Largest packet we accept; russh warns above a TCP segment's 64 KiB.
+const MAX_PACKET: u32 = 65535;
+
+/// An authenticated connection, and the jump connection it is tunnelled through (kept alive).
+pub(crate) struct Connection {
+    pub(crate) handle: Handle<HostKeyCheck>,
+    _via: Option<Arc<Connection>>,
+}
+
+/// The client handler: judges the server's host key against known_hosts and remembers why,
+/// because russh turns a refusal into a generic "unknown key" error.
+pub(crate) struct HostKeyCheck {
+    host: String,
+    port: u16,
+    known_hosts: KnownHosts,
+    accept_new: bool,
+    outcome: Arc<Mutex<Option<SshError>>>,
+}
+
+impl client::Handler for HostKeyCheck {
+    type Error = russh::Error;
+
+    async fn check_server_key(
+        &mut self,
+        server_key: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        let key = match server_key {
+            PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
+            PublicKeyOrCertificate::Certificate(cert) => {
+                PublicKey::new(cert.public_key().clone(), "")
+            }
+        };
+        let refusal = match self.known_hosts.check(&self.host, self.port, &key) {
+            HostKeyVerdict::Trusted => None,
+            HostKeyVerdict::Unknown if self.accept_new => {
+                self.known_hosts.learn(&self.host, self.port, &key).err()
+            }
+            HostKeyVerdict::Unknown => Some(SshError::HostKeyUnknown {
+                host: self.host.clone(),
+                fingerprint: fingerprint(&key),
+                algorithm: key.algorithm().to_string(),
+            }),
+            HostKeyVerdict::Changed {
+                recorded,
+                file,
+                line,
+            } => Some(SshError::HostKeyChanged {
+                host: self.host.clone(),
+                old_fingerprint: fingerprint(&recorded),
+                new_fingerprint: fingerprint(&key),
+                known_hosts: file,
+                line,
+            }),
+            HostKeyVerdict::Revoked { file } => Some(SshError::HostKeyRevoked {
+                host: self.host.clone(),
+                fingerprint: fingerprint(&key),
+                known_hosts: file,
+            }),
+        };
+        let trusted = refusal.is_none();
+        if let Ok(mut slot) = self.outcome.lock() {
+            *slot = refusal;
+        }
+        Ok(trusted)
+    }
+}
+
+/// Connect, retrying transient failures until `boot_wait` has passed (backoff 0.25 s → 4 s).
+pub(crate) async fn connect_with_retry(
+    destination: &Destination,
+    credentials: &Credentials,
+    options: &ConnectOptions,
+    keep_trying_for: Duration,
+) -> Result<Connection, SshError> {
+    let started = Instant::now();
+    let mut backoff = Duration::from_millis(250);
+    loop {
+        match connect(destination, credentials, options).await {
+            Ok(connection) => return Ok(connection),
+            Err(err) if err.is_transient() && started.elapsed() + backoff < keep_trying_for => {
+                tracing::info!(target = %destination.label(), code = crate::Coded::code(&err), ?backoff, "sshd not ready, retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(4));
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// One attempt: through every jump host in turn, then the destination.
+pub(crate) async fn connect(
+    destination: &Destination,
+    credentials: &Credentials,
+    options: &ConnectOptions,
+) -> Result<Connection, SshError> {
+    let mut via: Option<Arc<Connection>> = None;
+    for hop in &destination.jump {
+        let connection = connect_hop(hop, via.clone(), credentials, options).await?;
+        via = Some(Arc::new(connection));
+    }
+    connect_hop(destination, via, credentials, options).await
+}
+
+async fn connect_hop(
+    hop: &Destination,
+    via: Option<Arc<Connection>>,
+    credentials: &Credentials,
+    options: &ConnectOptions,
+) -> Result<Connection, SshError> {
+    let config = Arc::new(client::Config {
+        window_size: WINDOW_SIZE,
+        maximum_packet_size: MAX_PACKET,
+        keepalive_interval: Some(hop.keepalive.unwrap_or(options.keepalive)),
+        keepalive_max: 3,
+        nodelay: true,
+        ..client::Config::default()
+    });
+    let outcome = Arc::new(Mutex::new(None));
+    let handler = HostKeyCheck {
+        host: hop.host.clone(),
+        port: hop.port,
+        known_hosts: options.known_hosts.clone(),
+        accept_new: options.accept_new_host_key,
+        outcome: outcome.clone(),
+    };
+    let timeout = hop.connect_timeout.unwrap_or(options.connect_timeout);
+    let handshake = async {
+        let result = match &via {
+            None => {
+                let stream = tcp_connect(hop).await?;
+                client::connect_stream(config, stream, handler).await
+            }
+            Some(jump) => {
+                let channel = jump
+                    .handle
+                    .channel_open_direct_tcpip(
+                        hop.host.clone(),
+                        u32::from(hop.port),
+                        "127.0.0.1",
+                        0,
+                    )
+                    .await
+                    .map_err(|err| SshError::Unreachable {
+                        host: hop.host.clone(),
+                        port: hop.port,
+                        message: format!("the jump host could not reach it: {err}"),
+                    })?;
+                client::connect_stream(config, channel.into_stream(), handler).await
+            }
+        };
+        result.map_err(|err| {
+            let refusal = outcome.lock().ok().and_then(|mut slot| slot.take());
+            refusal.unwrap_or_else(|| SshError::Handshake {
+                host: hop.host.clone(),
+                port: hop.port,
+                message: err.to_string(),
+            })
+        })
+    };
+    let mut handle = tokio::time::timeout(timeout, handshake)
+        .await
+        .map_err(|_| SshError::ConnectTimeout {
+            host: hop.host.clone(),
+            port: hop.port,
+            after: timeout,
+        })??;
+    // Login can wait on a slow agent or a server-side delay after a wrong password; give it its
+    // own, longer limit so a hung server still cannot block us forever.
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        authenticate(&mut handle, &hop.host, &hop.user, credentials),
+    )
+    .await
+    .map_err(|_| SshError::ConnectTimeout {
+        host: hop.host.clone(),
+        port: hop.port,
+        after: Duration::from_secs(60),
+    })??;
+    Ok(Connection { handle, _via: via })
+}
+
+async fn tcp_connect(hop: &Destination) -> Result<TcpStream, SshError> {
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host((hop.host.as_str(), hop.port))
+        .await
+        .map_err(|err| SshError::UnknownHost {
+            host: hop.host.clone(),
+            message: err.to_string(),
+        })?
+        .collect();
+    let mut last_error = None;
+    for address in addresses {
+        match TcpStream::connect(address).await {
+            Ok(stream) => {
+                // Small request/response traffic (exec, SFTP acks) must not wait for Nagle.
+                if let Err(err) = stream.set_nodelay(true) {
+                    tracing::debug!(%err, "set_nodelay failed");
+                }
+                return Ok(stream);
+            }
+            Err(err) => last_error = Some(err),
+        }
+    }
+    Err(match last_error {
+        Some(err) if err.kind() == std::io::ErrorKind::ConnectionRefused => SshError::Refused {
+            host: hop.host.clone(),
+            port: hop.port,
+        },
+        Some(err) => SshError::Unreachable {
+            host: hop.host.clone(),
+            port: hop.port,
+            message: err.to_string(),
+        },
+        None => SshError::UnknownHost {
+            host: hop.host.clone(),
+            message: "the name has no addresses".to_owned(),
+        },
+    })
+}

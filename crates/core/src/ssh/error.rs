@@ -1,0 +1,219 @@
+//! Everything that can go wrong talking to an instance over SSH, each with what to try next.
+//!
+//! Messages never contain a password or passphrase; the UI matches the code to show the text in
+//! the user's language.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SshError {
+    /// The pasted `ssh …` command could not be understood; `part` names the offending word.
+    #[error("cannot read the ssh command: {problem} (at `{part}`)")]
+    BadCommand { part: String, problem: String },
+
+    #[error("cannot read {path}: {message}")]
+    ConfigFile { path: PathBuf, message: String },
+
+    #[error("cannot find the host `{host}`: {message}. Check the address the provider gave you")]
+    UnknownHost { host: String, message: String },
+
+    #[error(
+        "{host}:{port} refused the connection: nothing is listening there yet. An instance that \
+         was just powered on may still be starting sshd, or the provider changed the port"
+    )]
+    Refused { host: String, port: u16 },
+
+    #[error("cannot reach {host}:{port}: {message}")]
+    Unreachable {
+        host: String,
+        port: u16,
+        message: String,
+    },
+
+    #[error(
+        "{host}:{port} did not complete the SSH handshake within {after:?}: the instance may be \
+         off, still booting, or behind a firewall"
+    )]
+    ConnectTimeout {
+        host: String,
+        port: u16,
+        after: Duration,
+    },
+
+    #[error("the SSH handshake with {host}:{port} failed: {message}")]
+    Handshake {
+        host: String,
+        port: u16,
+        message: String,
+    },
+
+    #[error(
+        "{host} is not known yet. Its host key fingerprint is {fingerprint} ({algorithm}). \
+         Compare it with the one the provider shows, then trust it (CLI: --accept-new-host-key)"
+    )]
+    HostKeyUnknown {
+        host: String,
+        fingerprint: String,
+        algorithm: String,
+    },
+
+    #[error(
+        "the host key of {host} has CHANGED: it was {old_fingerprint} (recorded in {}:{line}) and \
+         is now {new_fingerprint}. Nothing was sent. This happens when the provider rebuilt or \
+         re-imaged the instance, or gave its address to another machine; it can also mean someone \
+         is intercepting the connection. If the provider confirms the instance was rebuilt, \
+         remove the old line and connect again",
+        known_hosts.display()
+    )]
+    HostKeyChanged {
+        host: String,
+        old_fingerprint: String,
+        new_fingerprint: String,
+        known_hosts: PathBuf,
+        line: usize,
+    },
+
+    #[error("the host key of {host} ({fingerprint}) is marked @revoked in {}", known_hosts.display())]
+    HostKeyRevoked {
+        host: String,
+        fingerprint: String,
+        known_hosts: PathBuf,
+    },
+
+    #[error("cannot record the host key in {}: {message}", path.display())]
+    KnownHostsWrite { path: PathBuf, message: String },
+
+    #[error(
+        "{host} rejected the login as `{user}` (tried: {tried}). Check the user name and \
+         credentials; providers such as AutoDL change the root password and port when an \
+         instance is powered on again, so enter the new ones"
+    )]
+    AuthFailed {
+        host: String,
+        user: String,
+        tried: String,
+    },
+
+    #[error("the key {} is protected by a passphrase: enter it to use this key", path.display())]
+    PassphraseNeeded { path: PathBuf },
+
+    #[error("the passphrase for {} is wrong", path.display())]
+    PassphraseWrong { path: PathBuf },
+
+    #[error("cannot use the key {}: {message}", path.display())]
+    KeyUnusable { path: PathBuf, message: String },
+
+    #[error("cannot use ssh-agent: {message}")]
+    Agent { message: String },
+
+    #[error("no way to log in was given: add a key file, start ssh-agent, or give a password")]
+    NoCredentials,
+
+    #[error("the OS keychain is unavailable: {message}")]
+    Keychain { message: String },
+
+    #[error("the connection to {host} dropped: {message}")]
+    Disconnected { host: String, message: String },
+
+    #[error("{host} refused to open a channel: {message}")]
+    Channel { host: String, message: String },
+
+    #[error("the command did not finish within {0:?}")]
+    CommandTimeout(Duration),
+
+    #[error("file transfer failed on {path}: {message}")]
+    Sftp { path: String, message: String },
+
+    #[error("{}: {message}", path.display())]
+    LocalIo { path: PathBuf, message: String },
+
+    #[error(
+        "the copy of {path} is corrupt: SHA-256 here {local} but {remote} on the instance. \
+         Copy it again"
+    )]
+    ChecksumMismatch {
+        path: String,
+        local: String,
+        remote: String,
+    },
+
+    #[error("cannot listen on local port {port}: {message}")]
+    ForwardBind { port: u16, message: String },
+
+    #[error("no port forward with id {0}")]
+    UnknownForward(u64),
+}
+
+impl crate::Coded for SshError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::BadCommand { .. } => "ssh.bad_command",
+            Self::ConfigFile { .. } => "ssh.config_file",
+            Self::UnknownHost { .. } => "ssh.unknown_host",
+            Self::Refused { .. } => "ssh.refused",
+            Self::Unreachable { .. } => "ssh.unreachable",
+            Self::ConnectTimeout { .. } => "ssh.connect_timeout",
+            Self::Handshake { .. } => "ssh.handshake_failed",
+            Self::HostKeyUnknown { .. } => "ssh.host_key_unknown",
+            Self::HostKeyChanged { .. } => "ssh.host_key_changed",
+            Self::HostKeyRevoked { .. } => "ssh.host_key_revoked",
+            Self::KnownHostsWrite { .. } => "ssh.known_hosts_write",
+            Self::AuthFailed { .. } => "ssh.auth_failed",
+            Self::PassphraseNeeded { .. } => "ssh.passphrase_needed",
+            Self::PassphraseWrong { .. } => "ssh.passphrase_wrong",
+            Self::KeyUnusable { .. } => "ssh.key_unusable",
+            Self::Agent { .. } => "ssh.agent",
+            Self::NoCredentials => "ssh.no_credentials",
+            Self::Keychain { .. } => "ssh.keychain",
+            Self::Disconnected { .. } => "ssh.disconnected",
+            Self::Channel { .. } => "ssh.channel",
+            Self::CommandTimeout(_) => "ssh.command_timeout",
+            Self::Sftp { .. } => "ssh.sftp",
+            Self::LocalIo { .. } => "ssh.local_io",
+            Self::ChecksumMismatch { .. } => "ssh.checksum_mismatch",
+            Self::ForwardBind { .. } => "ssh.forward_bind",
+            Self::UnknownForward(_) => "ssh.unknown_forward",
+        }
+    }
+
+    fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            Self::BadCommand { .. } | Self::UnknownForward(_) | Self::NoCredentials
+        )
+    }
+}
+
+impl SshError {
+    /// True when the connection never got as far as running anything: the host was unreachable,
+    /// the handshake or host key check failed, or the login was refused. The CLI exits 255 then,
+    /// as OpenSSH does.
+    pub fn is_connection_failure(&self) -> bool {
+        !matches!(
+            self,
+            Self::CommandTimeout(_)
+                | Self::Sftp { .. }
+                | Self::LocalIo { .. }
+                | Self::ChecksumMismatch { .. }
+                | Self::ForwardBind { .. }
+                | Self::UnknownForward(_)
+                | Self::BadCommand { .. }
+        )
+    }
+
+    /// True when retrying soon may succeed because the instance is still booting (sshd not yet
+    /// listening, or the connection was cut during its start).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Self::Refused { .. } | Self::Handshake { .. } | Self::Disconnected { .. }
+        )
+    }
+}
+
+impl From<SshError> for crate::target::TargetError {
+    fn from(err: SshError) -> Self {
+        Self::Ssh(Box::new(err))
+    }
+}

@@ -1,0 +1,119 @@
+//! Running one command on one session channel and reading it to the end.
+//!
+//! We read until the channel closes, not until the exit status arrives: OpenSSH may send the
+//! status before the last output, and stopping early would lose it.
+
+use std::time::Duration;
+
+use russh::client::Msg;
+use russh::{Channel, ChannelMsg, Sig};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::SshError;
+use crate::target::{CommandSpec, OutputStream};
+
+/// How a finished command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitReport {
+    /// `None` when the command was killed by a signal (see `signal`) or the server sent no status.
+    pub status: Option<u32>,
+    pub signal: Option<String>,
+}
+
+/// The text the remote shell runs: the script itself, or `bash -lc 'script'` when the login
+/// profile must run first (conda and CUDA paths on GPU images are set there).
+pub fn remote_command_line(spec: &CommandSpec) -> String {
+    if spec.login_shell {
+        crate::shell::join(["bash", "-lc", spec.script.as_str()])
+    } else {
+        spec.script.clone()
+    }
+}
+
+/// Run `command` on `channel`, feeding `stdin` (if any) and passing output to `sink` as it comes.
+pub(crate) async fn run_on_channel(
+    channel: Channel<Msg>,
+    host: &str,
+    command: &str,
+    stdin: Option<Box<dyn AsyncRead + Send + Unpin>>,
+    timeout: Duration,
+    sink: &mut (dyn FnMut(OutputStream, &[u8]) + Send),
+) -> Result<ExitReport, SshError> {
+    let channel_error = |err: russh::Error| SshError::Channel {
+        host: host.to_owned(),
+        message: err.to_string(),
+    };
+    channel
+        .exec(true, command.as_bytes())
+        .await
+        .map_err(channel_error)?;
+    let (mut reader, writer) = channel.split();
+    let feeder = async {
+        match stdin {
+            Some(mut input) => {
+                let mut buf = vec![0u8; 32 * 1024];
+                loop {
+                    match input.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            if writer.data_bytes(buf[..n].to_vec()).await.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                let _ = writer.eof().await;
+            }
+            None => {
+                // Nothing to send: say so, so commands that read stdin do not wait forever.
+                let _ = writer.eof().await;
+            }
+        }
+    };
+    let read_all = async {
+        let mut report = ExitReport {
+            status: None,
+            signal: None,
+        };
+        let mut accepted = false;
+        while let Some(message) = reader.wait().await {
+            match message {
+                ChannelMsg::Data { data } => sink(OutputStream::Stdout, &data),
+                ChannelMsg::ExtendedData { data, ext: 1 } => sink(OutputStream::Stderr, &data),
+                ChannelMsg::ExitStatus { exit_status } => report.status = Some(exit_status),
+                ChannelMsg::ExitSignal { signal_name, .. } => {
+                    report.signal = Some(format!("{signal_name:?}"));
+                }
+                ChannelMsg::Success => accepted = true,
+                ChannelMsg::Failure if !accepted => {
+                    return Err(SshError::Channel {
+                        host: host.to_owned(),
+                        message: "the server refused to run the command".to_owned(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(report)
+    };
+    let outcome = tokio::time::timeout(timeout, async {
+        tokio::pin!(read_all, feeder);
+        let mut feeding = true;
+        loop {
+            tokio::select! {
+                report = &mut read_all => break report,
+                () = &mut feeder, if feeding => feeding = false,
+            }
+        }
+    })
+    .await;
+    match outcome {
+        Ok(report) => report,
+        Err(_) => {
+            // Best effort: OpenSSH honours signal requests; closing the channel hangs up anyway.
+            let _ = writer.signal(Sig::KILL).await;
+            let _ = writer.close().await;
+            Err(SshError::CommandTimeout(timeout))
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Trust on first use, and a hard stop when a host key changes.
+//!
+//! Leasehold keeps its own known_hosts file (OpenSSH format, in the app-data folder) and also
+//! consults `~/.ssh/known_hosts`, so hosts the user already trusts in a terminal are trusted here.
+//! Lines are parsed one by one with `ssh-key`'s parser so a single line we cannot read (an
+//! unsupported key type, a typo) does not make the whole file unusable — russh's own helper
+//! gives up on the first such line.
+
+use std::path::{Path, PathBuf};
+
+use hmac::{Hmac, Mac};
+use russh::keys::ssh_key::known_hosts::{Entry, HostPatterns, Marker};
+use russh::keys::{HashAlg, PublicKey};
+use sha1::Sha1;
+
+use super::SshError;
+
+/// The known_hosts files to consult and the one that learns new hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownHosts {
+    consulted: Vec<PathBuf>,
+    learn_into: PathBuf,
+}
+
+/// What the known_hosts files say about a presented host key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostKeyVerdict {
+    /// A matching line exists.
+    Trusted,
+    /// No line for this host and key type: first contact.
+    Unknown,
+    /// A line for this host and key type holds a different key.
+    Changed {
+        recorded: Box<PublicKey>,
+        file: PathBuf,
+        line: usize,
+    },
+    /// The presented key is marked `@revoked`.
+    Revoked { file: PathBuf },
+}
+
+impl KnownHosts {
+    /// The app's own file plus `~/.ssh/known_hosts`; new hosts are written to the app's file only,
+    /// so we never edit the user's OpenSSH files.
+    pub fn app_default() -> Self {
+        let app = crate::paths::data_dir().join("known_hosts");
+        let mut consulted = vec![app.clone()];
+        if let Some(home) = super::destination::home_dir() {
+            consulted.push(home.join(".ssh").join("known_hosts"));
+        }
+        Self {
+            consulted,
+            learn_into: app,
+        }
+    }
+
+    /// Exactly one file, read and written (`--known-hosts FILE`, tests).
+    pub fn only(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        Self {
+            consulted: vec![path.clone()],
+            learn_into: path,
+        }
+    }
+
+    pub fn learn_into(&self) -> &Path {
+        &self.learn_into
+    }
+
+    /// Judge `key` presented by `host:port`.
+    pub fn check(&self, host: &str, port: u16, key: &PublicKey) -> HostKeyVerdict {
+        let name = host_port_name(host, port);
+        let mut changed = None;
+        for file in &self.consulted {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            for (index, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let Ok(entry) = line.parse::<Entry>() else {
+                    tracing::debug!(file = %file.display(), line = index + 1, "skipping unreadable known_hosts line");
+                    continue;
+                };
+                if !patterns_match(entry.host_patterns(), &name) {
+                    continue;
+                }
+                let recorded = entry.public_key();
+                match entry.marker() {
+                    Some(Marker::Revoked) if same_key(recorded, key) => {
+                        return HostKeyVerdict::Revoked { file: file.clone() };
+                    }
+                    Some(_) => continue,
+                    None => {}
+                }
+                if recorded.algorithm() != key.algorithm() {
+                    continue;
+                }
+                if same_key(recorded, key) {
+                    return HostKeyVerdict::Trusted;
+                }
+                changed.get_or_insert_with(|| HostKeyVerdict::Changed {
+                    recorded: Box::new(recorded.clone()),
+                    file: file.clone(),
+                    line: index + 1,
+                });
+            }
+        }
+        changed.unwrap_or(HostKeyVerdict::Unknown)
+    }
+
+    /// Record `key` for `host:port` in the app's file (creating it and its folder).
+    pub fn learn(&self, host: &str, port: u16, key: &PublicKey) -> Result<(), SshError> {
+        use std::io::Write;
+        let failed = |err: &dyn std::fmt::Display| SshError::KnownHostsWrite {
+            path: self.learn_into.clone(),
+            message: err.to_string(),
+        };
+        if let Some(parent) = self.learn_into.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| failed(&e))?;
+        }
+        let existing = std::fs::read(&self.learn_into).unwrap_or_default();
+        let key_text = key.to_openssh().map_err(|e| failed(&e))?;
+        let mut line = String::new();
+        if existing.last().is_some_and(|last| *last != b'\n') {
+            line.push('\n');
+        }
+        line.push_str(&format!(
+            "{} {}\n",
+            host_port_name(host, port),
+            key_text.trim()
+        ));
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.learn_into)
+            .and_then(|mut file| file.write_all(line.as_bytes()))
+            .map_err(|e| failed(&e))
+    }
+}
+
+/// `SHA256:…`, as OpenSSH prints it.
+pub fn fingerprint(key: &PublicKey) -> String {
+    key.fingerprint(HashAlg::Sha256).to_string()
+}
+
+fn same_key(a: &PublicKey, b: &PublicKey) -> bool {
+    a.key_data() == b.key_data()
+}
+
+/// OpenSSH writes non-standard ports as `[host]:port`.
+fn host_port_name(host: &str, port: u16) -> String {
+    if port == 22 {
+        host.to_owned()
+    } else {
+        format!("[{host}]:{port}")
+    }
+}
+
+fn patterns_match(patterns: &HostPatterns, name: &str) -> bool {
+    match patterns {
+        HostPatterns::HashedName { salt, hash } => {
+            let Ok(mut mac) = Hmac::<Sha1>::new_from_slice(salt) else {
+                return false;
+            };
+            mac.update(name.as_bytes());
+            mac.verify_slice(hash).is_ok()
+        }
+        HostPatterns::Patterns(list) => {
+            let mut matched = false;
+            for pattern in list {
+                if let Some(negated) = pattern.strip_prefix('!') {
+                    if glob_match(negated, name) {
+                        return false;
+                    }
+                } else if glob_match(pattern, name) {
+                    matched = true;
+                }
+            }
+            matched
+        }
+    }
+}
+
+/// OpenSSH host patterns: `*` any run, `?` one character, case-insensitive.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.to_lowercase().chars().collect();
+    let name: Vec<char> = name.to_lowercase().chars().collect();
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(c) if *c == '?' || *c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((star_p, star_n)) => {
+                    p = star_p + 1;
+                    n = star_n + 1;
+                    star = Some((star_p, star_n + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY_A: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOwUaK+WnyHoHxwZScL/xkJN4MFNJ706Tc8IdHZM9+e";
+    const KEY_B: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB6yMsubqer5F+9xRNzB5OUR9W+D/OcsvSzFuL0DWsNE";
+
+    fn key(text: &str) -> PublicKey {
+        PublicKey::from_openssh(text).expect("test key parses")
+    }
+
+    fn file_with(text: &str) -> (tempfile::TempDir, KnownHosts) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("known_hosts");
+        std::fs::write(&path, text).expect("write known_hosts");
+        (dir, KnownHosts::only(path))
+    }
+
+    #[test]
+    fn a_recorded_key_is_trusted_and_another_key_is_a_change_with_its_line() {
+        let (_dir, hosts) = file_with(&format!(
+            "# comment\n\ngarbage line\n[10.0.0.1]:2222 {KEY_A}\n"
+        ));
+        assert_eq!(
+            hosts.check("10.0.0.1", 2222, &key(KEY_A)),
+            HostKeyVerdict::Trusted
+        );
+        match hosts.check("10.0.0.1", 2222, &key(KEY_B)) {
+            HostKeyVerdict::Changed { recorded, line, .. } => {
+                assert_eq!(*recorded, key(KEY_A), "the old key must be reported");
+                assert_eq!(line, 4, "line numbers count blank and comment lines");
+            }
+            other => panic!("a different key must be a change, got {other:?}"),
+        }
+        assert_eq!(
+            hosts.check("10.0.0.1", 22, &key(KEY_A)),
+            HostKeyVerdict::Unknown,
+            "another port is another host"
+        );
+    }
+
+    #[test]
+    fn learned_keys_are_trusted_next_time_in_openssh_format() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hosts = KnownHosts::only(dir.path().join("sub").join("known_hosts"));
+        assert_eq!(
+            hosts.check("h.example", 2200, &key(KEY_A)),
+            HostKeyVerdict::Unknown
+        );
+        hosts
+            .learn("h.example", 2200, &key(KEY_A))
+            .expect("learn writes the file");
+        assert_eq!(
+            hosts.check("h.example", 2200, &key(KEY_A)),
+            HostKeyVerdict::Trusted
+        );
+        hosts
+            .learn("other", 22, &key(KEY_B))
+            .expect("a second host is appended");
+        let text = std::fs::read_to_string(hosts.learn_into()).expect("file exists");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.len(),
+            2,
+            "one line per host, no blank lines: {text:?}"
+        );
+        assert!(
+            lines[0].starts_with("[h.example]:2200 ssh-ed25519 "),
+            "OpenSSH format: {text}"
+        );
+        assert!(lines[1].starts_with("other ssh-ed25519 "), "{text}");
+    }
+
+    #[test]
+    fn hashed_wildcard_and_negated_patterns_match_like_openssh() {
+        // `ssh-keygen -H` style entry for "[127.0.0.1]:2222".
+        let mut mac = Hmac::<Sha1>::new_from_slice(b"0123456789abcdefghij").expect("hmac key");
+        mac.update(b"[127.0.0.1]:2222");
+        let hash = mac.finalize().into_bytes();
+        use russh::keys::ssh_encoding::base64::{Base64, Encoding};
+        let line = format!(
+            "|1|{}|{} {KEY_A}\n*.lab,!evil.lab {KEY_B}\n",
+            Base64::encode_string(b"0123456789abcdefghij"),
+            Base64::encode_string(&hash)
+        );
+        let (_dir, hosts) = file_with(&line);
+        assert_eq!(
+            hosts.check("127.0.0.1", 2222, &key(KEY_A)),
+            HostKeyVerdict::Trusted
+        );
+        assert_eq!(
+            hosts.check("node1.lab", 22, &key(KEY_B)),
+            HostKeyVerdict::Trusted
+        );
+        assert_eq!(
+            hosts.check("evil.lab", 22, &key(KEY_B)),
+            HostKeyVerdict::Unknown
+        );
+    }
+
+    #[test]
+    fn revoked_keys_are_refused() {
+        let (_dir, hosts) = file_with(&format!("@revoked * {KEY_A}\n"));
+        assert!(matches!(
+            hosts.check("any", 22, &key(KEY_A)),
+            HostKeyVerdict::Revoked { .. }
+        ));
+    }
+
+    #[test]
+    fn fingerprints_use_openssh_sha256_format() {
+        assert!(fingerprint(&key(KEY_A)).starts_with("SHA256:"));
+    }
+
+    #[test]
+    fn glob_matching_handles_stars_and_question_marks() {
+        assert!(glob_match("*.autodl.com", "region-1.autodl.com"));
+        assert!(glob_match("[10.0.0.?]:22*", "[10.0.0.5]:2222"));
+        assert!(!glob_match("*.autodl.com", "autodl.com.evil"));
+    }
+}

@@ -1,0 +1,43 @@
+//! Talking to a rented instance over SSH: where to connect (a pasted `ssh …` command or a
+//! `~/.ssh/config` host), whom to trust (known_hosts, trust on first use, hard stop on a changed
+//! key), how to log in (key, agent, password), and what to do once in: many commands at once on
+//! one connection, streaming output, a PTY, port forwards and SFTP transfers.
+//!
+//! Built on russh (pure Rust, async, no OpenSSH binary needed on Windows laptops).
+
+mod auth;
+mod connect;
+mod copy;
+mod destination;
+mod error;
+mod exec;
+mod forward;
+mod keygen;
+mod known_hosts;
+mod open;
+mod parse;
+mod pty;
+mod secrets;
+mod sftp;
+mod target;
+mod transfer;
+
+pub use auth::{load_private_key, AgentChoice, Credentials, KeyFile, Secret};
+pub use connect::ConnectOptions;
+pub use copy::CopyPath;
+pub use destination::{
+    config_hosts, expand_tilde, load_config_file, load_user_config, ConfigHost, Destination,
+};
+pub use error::SshError;
+pub use exec::{remote_command_line, ExitReport};
+pub use forward::{ForwardInfo, ForwardPreset};
+pub use keygen::{default_key_path, generate_ed25519, GeneratedKey};
+pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
+pub use open::ConnectRequest;
+pub use parse::{parse_ssh_command, JumpHost, SshCommand, SshCommandSummary};
+pub use pty::{PtyEvent, PtyReader, PtySession, PtyWriter};
+pub use secrets::{
+    forget_secret, passphrase_account, password_account, store_secret, stored_secret,
+};
+pub use sftp::{ProgressSink, TransferOptions, TransferProgress, TransferReport};
+pub use target::{LinkState, SshTarget, MAX_CHANNELS};

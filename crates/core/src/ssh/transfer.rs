@@ -1,0 +1,481 @@
+//! Copying files and folders to and from the instance over SFTP, resuming partial copies and
+//! proving each copy with SHA-256 on both sides.
+//!
+//! Data flows through one large buffer per file (no `tokio::io::copy`, whose 8 KiB buffer
+//! starves the pipelined SFTP requests), and uploads end with `shutdown()`, which waits for every
+//! write acknowledgement so a full disk on the instance is an error here, not a silent loss.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use russh_sftp::client::SftpSession;
+use russh_sftp::protocol::{FileAttributes, OpenFlags};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+
+use super::sftp::{
+    remote_join, remote_path, ProgressSink, ProgressThrottle, TransferOptions, TransferReport,
+};
+use super::target::SshTarget;
+use super::SshError;
+use crate::target::CommandSpec;
+
+const CHUNK: usize = 1024 * 1024;
+
+/// One file of a transfer: where it comes from and goes to, and its size.
+struct Planned {
+    local: PathBuf,
+    remote: String,
+    size: u64,
+}
+
+/// A file after copying: its local SHA-256 and whether it was resumed.
+struct Copied {
+    sha256: String,
+    resumed: u64,
+}
+
+fn sftp_error(path: &str, err: impl std::fmt::Display) -> SshError {
+    SshError::Sftp {
+        path: path.to_owned(),
+        message: err.to_string(),
+    }
+}
+
+fn local_error(path: &Path, err: &std::io::Error) -> SshError {
+    SshError::LocalIo {
+        path: path.to_owned(),
+        message: err.to_string(),
+    }
+}
+
+impl SshTarget {
+    /// Copy a local file or folder to exactly `remote` (a folder's contents go into `remote`).
+    pub async fn upload(
+        &self,
+        local: &Path,
+        remote: &str,
+        options: TransferOptions,
+        progress: ProgressSink<'_>,
+    ) -> Result<TransferReport, SshError> {
+        let started = Instant::now();
+        let remote = remote_path(remote);
+        let sftp = self.sftp().await?;
+        let (plan, dirs) = plan_upload(local, &remote)?;
+        for dir in &dirs {
+            ensure_remote_dir(&sftp.session, dir).await?;
+        }
+        let mut throttle = ProgressThrottle::new(
+            progress,
+            plan.iter().map(|p| p.size).sum(),
+            plan.len() as u32,
+        );
+        throttle.emit();
+        let mut resumed_bytes = 0;
+        let mut local_sums = Vec::with_capacity(plan.len());
+        for file in &plan {
+            throttle.state.current = file.local.display().to_string();
+            let copied = upload_file(&sftp.session, file, options.resume, &mut throttle).await?;
+            resumed_bytes += copied.resumed;
+            local_sums.push(copied);
+            throttle.state.files_done += 1;
+        }
+        if options.verify {
+            let remote_paths: Vec<&str> = plan.iter().map(|p| p.remote.as_str()).collect();
+            let remote_sums = self.remote_sha256(&remote_paths).await?;
+            for (index, file) in plan.iter().enumerate() {
+                if remote_sums[index] == local_sums[index].sha256 {
+                    continue;
+                }
+                if local_sums[index].resumed == 0 {
+                    return Err(mismatch(
+                        file,
+                        &local_sums[index].sha256,
+                        &remote_sums[index],
+                    ));
+                }
+                // The partial copy we resumed from was not a prefix of this file: start over.
+                throttle.state.bytes_done = throttle.state.bytes_done.saturating_sub(file.size);
+                let copied = upload_file(&sftp.session, file, false, &mut throttle).await?;
+                resumed_bytes -= local_sums[index].resumed;
+                let again = self.remote_sha256(&[file.remote.as_str()]).await?;
+                if again[0] != copied.sha256 {
+                    return Err(mismatch(file, &copied.sha256, &again[0]));
+                }
+            }
+        }
+        throttle.emit();
+        Ok(TransferReport {
+            files: plan.len() as u32,
+            bytes: throttle.state.bytes_total,
+            resumed_bytes,
+            verified: options.verify,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Copy a remote file or folder to exactly `local`.
+    pub async fn download(
+        &self,
+        remote: &str,
+        local: &Path,
+        options: TransferOptions,
+        progress: ProgressSink<'_>,
+    ) -> Result<TransferReport, SshError> {
+        let started = Instant::now();
+        let remote = remote_path(remote);
+        let sftp = self.sftp().await?;
+        let (plan, dirs) = plan_download(&sftp.session, &remote, local).await?;
+        for dir in &dirs {
+            std::fs::create_dir_all(dir).map_err(|err| local_error(dir, &err))?;
+        }
+        // The remote files are complete already: hash them while we copy.
+        let remote_paths: Vec<&str> = plan.iter().map(|p| p.remote.as_str()).collect();
+        let remote_sums = async {
+            if options.verify {
+                self.remote_sha256(&remote_paths).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let copy_all = async {
+            let mut throttle = ProgressThrottle::new(
+                progress,
+                plan.iter().map(|p| p.size).sum(),
+                plan.len() as u32,
+            );
+            throttle.emit();
+            let mut copied = Vec::with_capacity(plan.len());
+            for file in &plan {
+                throttle.state.current = file.remote.clone();
+                copied
+                    .push(download_file(&sftp.session, file, options.resume, &mut throttle).await?);
+                throttle.state.files_done += 1;
+            }
+            throttle.emit();
+            Ok::<_, SshError>(copied)
+        };
+        let (remote_sums, copied) = tokio::join!(remote_sums, copy_all);
+        let (remote_sums, mut copied) = (remote_sums?, copied?);
+        if let Some(remote_sums) = remote_sums {
+            for (index, file) in plan.iter().enumerate() {
+                if remote_sums[index] == copied[index].sha256 {
+                    continue;
+                }
+                if copied[index].resumed == 0 {
+                    return Err(mismatch(file, &copied[index].sha256, &remote_sums[index]));
+                }
+                let silent = |_: &super::sftp::TransferProgress| {};
+                let mut throttle = ProgressThrottle::new(&silent, file.size, 1);
+                copied[index] = download_file(&sftp.session, file, false, &mut throttle).await?;
+                if remote_sums[index] != copied[index].sha256 {
+                    return Err(mismatch(file, &copied[index].sha256, &remote_sums[index]));
+                }
+            }
+        }
+        Ok(TransferReport {
+            files: plan.len() as u32,
+            bytes: plan.iter().map(|p| p.size).sum(),
+            resumed_bytes: copied.iter().map(|c| c.resumed).sum(),
+            verified: options.verify,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// SHA-256 of remote files, in order, with one `sha256sum` per batch of paths.
+    pub async fn remote_sha256(&self, paths: &[&str]) -> Result<Vec<String>, SshError> {
+        let mut sums = Vec::with_capacity(paths.len());
+        for batch in paths.chunks(200) {
+            let mut words = vec!["sha256sum", "--"];
+            words.extend(batch.iter().copied());
+            let spec = CommandSpec::new(crate::shell::join(words))
+                .timeout(std::time::Duration::from_secs(3600));
+            let out = self.exec(&spec).await?;
+            if !out.success() {
+                return Err(sftp_error(
+                    batch.first().copied().unwrap_or_default(),
+                    format!(
+                        "sha256sum failed on the instance: {}",
+                        out.stderr_text().trim()
+                    ),
+                ));
+            }
+            // One line per file, in argument order; the hash is the first 64 characters.
+            for (line, path) in out.stdout_text().lines().zip(batch) {
+                let hash = line.trim_start_matches('\\').get(..64).unwrap_or_default();
+                if hash.len() != 64 {
+                    return Err(sftp_error(path, "sha256sum printed no hash"));
+                }
+                sums.push(hash.to_ascii_lowercase());
+            }
+        }
+        if sums.len() != paths.len() {
+            return Err(sftp_error("", "sha256sum skipped some files"));
+        }
+        Ok(sums)
+    }
+}
+
+fn mismatch(file: &Planned, local: &str, remote: &str) -> SshError {
+    SshError::ChecksumMismatch {
+        path: file.remote.clone(),
+        local: local.to_owned(),
+        remote: remote.to_owned(),
+    }
+}
+
+/// Files (with sizes) and folders to create for uploading `local` to `remote`.
+fn plan_upload(local: &Path, remote: &str) -> Result<(Vec<Planned>, Vec<String>), SshError> {
+    let meta = std::fs::metadata(local).map_err(|err| local_error(local, &err))?;
+    if meta.is_file() {
+        let planned = Planned {
+            local: local.to_owned(),
+            remote: remote.to_owned(),
+            size: meta.len(),
+        };
+        return Ok((vec![planned], Vec::new()));
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![remote.to_owned()];
+    let mut stack = vec![(local.to_owned(), remote.to_owned())];
+    while let Some((dir, remote_dir)) = stack.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .map_err(|err| local_error(&dir, &err))?
+            .collect::<Result<_, _>>()
+            .map_err(|err| local_error(&dir, &err))?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let target = remote_join(&remote_dir, &name);
+            // Follows symlinks, like scp -r: what the user sees is what gets copied.
+            let meta = std::fs::metadata(&path).map_err(|err| local_error(&path, &err))?;
+            if meta.is_dir() {
+                dirs.push(target.clone());
+                stack.push((path, target));
+            } else if meta.is_file() {
+                files.push(Planned {
+                    local: path,
+                    remote: target,
+                    size: meta.len(),
+                });
+            }
+        }
+    }
+    Ok((files, dirs))
+}
+
+async fn plan_download(
+    sftp: &SftpSession,
+    remote: &str,
+    local: &Path,
+) -> Result<(Vec<Planned>, Vec<PathBuf>), SshError> {
+    let meta = sftp
+        .metadata(remote)
+        .await
+        .map_err(|err| sftp_error(remote, err))?;
+    if !meta.is_dir() {
+        let planned = Planned {
+            local: local.to_owned(),
+            remote: remote.to_owned(),
+            size: meta.len(),
+        };
+        let parent = local.parent().map(Path::to_owned).into_iter().collect();
+        return Ok((vec![planned], parent));
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![local.to_owned()];
+    let mut stack = vec![(remote.to_owned(), local.to_owned())];
+    while let Some((dir, local_dir)) = stack.pop() {
+        let entries = sftp
+            .read_dir(dir.clone())
+            .await
+            .map_err(|err| sftp_error(&dir, err))?;
+        let mut entries: Vec<_> = entries.collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let name = entry.file_name();
+            if name == "." || name == ".." {
+                continue;
+            }
+            let source = remote_join(&dir, &name);
+            let target = local_dir.join(&name);
+            let meta = entry.metadata();
+            if meta.is_dir() {
+                dirs.push(target.clone());
+                stack.push((source, target));
+            } else if meta.file_type().is_file() {
+                files.push(Planned {
+                    local: target,
+                    remote: source,
+                    size: meta.len(),
+                });
+            }
+        }
+    }
+    Ok((files, dirs))
+}
+
+async fn ensure_remote_dir(sftp: &SftpSession, dir: &str) -> Result<(), SshError> {
+    match sftp.metadata(dir).await {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(sftp_error(dir, "exists and is not a folder")),
+        Err(_) => sftp
+            .create_dir(dir)
+            .await
+            .map_err(|err| sftp_error(dir, err)),
+    }
+}
+
+async fn upload_file(
+    sftp: &SftpSession,
+    file: &Planned,
+    resume: bool,
+    progress: &mut ProgressThrottle<'_>,
+) -> Result<Copied, SshError> {
+    let remote_size = if resume {
+        sftp.metadata(file.remote.clone())
+            .await
+            .ok()
+            .filter(|m| !m.is_dir())
+            .map(|m| m.len())
+            .filter(|size| *size <= file.size)
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let mut local = tokio::fs::File::open(&file.local)
+        .await
+        .map_err(|err| local_error(&file.local, &err))?;
+    let mut remote = if remote_size > 0 {
+        let mut remote = sftp
+            .open_with_flags(file.remote.clone(), OpenFlags::WRITE)
+            .await
+            .map_err(|err| sftp_error(&file.remote, err))?;
+        remote
+            .seek(std::io::SeekFrom::Start(remote_size))
+            .await
+            .map_err(|err| sftp_error(&file.remote, err))?;
+        remote
+    } else {
+        sftp.open_with_flags_and_attributes(
+            file.remote.clone(),
+            OpenFlags::CREATE | OpenFlags::TRUNCATE | OpenFlags::WRITE,
+            FileAttributes::empty(),
+        )
+        .await
+        .map_err(|err| sftp_error(&file.remote, err))?
+    };
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; CHUNK];
+    // The part already on the instance is hashed, not sent.
+    let mut to_skip = remote_size;
+    progress.advance(remote_size);
+    loop {
+        let n = local
+            .read(&mut buffer)
+            .await
+            .map_err(|err| local_error(&file.local, &err))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        let skip = usize::try_from(to_skip.min(n as u64)).unwrap_or(n);
+        to_skip -= skip as u64;
+        if skip < n {
+            remote
+                .write_all(&buffer[skip..n])
+                .await
+                .map_err(|err| sftp_error(&file.remote, err))?;
+            progress.advance((n - skip) as u64);
+        }
+    }
+    remote
+        .shutdown()
+        .await
+        .map_err(|err| sftp_error(&file.remote, err))?;
+    Ok(Copied {
+        sha256: hex::encode(hasher.finalize()),
+        resumed: remote_size,
+    })
+}
+
+async fn download_file(
+    sftp: &SftpSession,
+    file: &Planned,
+    resume: bool,
+    progress: &mut ProgressThrottle<'_>,
+) -> Result<Copied, SshError> {
+    let local_size = if resume {
+        std::fs::metadata(&file.local)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .filter(|size| *size <= file.size)
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; CHUNK];
+    let mut local = if local_size > 0 {
+        // Hash what is already here, then append the rest.
+        let mut existing = tokio::fs::File::open(&file.local)
+            .await
+            .map_err(|err| local_error(&file.local, &err))?;
+        let mut left = local_size;
+        while left > 0 {
+            let want = usize::try_from(left.min(CHUNK as u64)).unwrap_or(CHUNK);
+            let n = existing
+                .read(&mut buffer[..want])
+                .await
+                .map_err(|err| local_error(&file.local, &err))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buffer[..n]);
+            left -= n as u64;
+        }
+        tokio::fs::OpenOptions::new()
+            .append(true)
+            .open(&file.local)
+            .await
+    } else {
+        tokio::fs::File::create(&file.local).await
+    }
+    .map_err(|err| local_error(&file.local, &err))?;
+    let mut remote = sftp
+        .open(file.remote.clone())
+        .await
+        .map_err(|err| sftp_error(&file.remote, err))?;
+    if local_size > 0 {
+        remote
+            .seek(std::io::SeekFrom::Start(local_size))
+            .await
+            .map_err(|err| sftp_error(&file.remote, err))?;
+    }
+    progress.advance(local_size);
+    loop {
+        let n = remote
+            .read(&mut buffer)
+            .await
+            .map_err(|err| sftp_error(&file.remote, err))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        local
+            .write_all(&buffer[..n])
+            .await
+            .map_err(|err| local_error(&file.local, &err))?;
+        progress.advance(n as u64);
+    }
+    local
+        .flush()
+        .await
+        .map_err(|err| local_error(&file.local, &err))?;
+    Ok(Copied {
+        sha256: hex::encode(hasher.finalize()),
+        resumed: local_size,
+    })
+}

@@ -1,0 +1,114 @@
+//! The one SQLite database behind the app and the CLI.
+//!
+//! Why a module of its own: every other module (billing, ssh targets, probe runs, settings) keeps
+//! its rows here, and all of them must open the file the same way — WAL so the app and the CLI
+//! can read while one writes, foreign keys on, a busy timeout instead of instant "database is
+//! locked" errors, `synchronous = NORMAL` (safe with WAL, much faster than FULL) — and run the same
+//! embedded, forward-only migrations. Queries are runtime-checked (`sqlx::query_as` + `FromRow`)
+//! so building needs no live database. One repository file per aggregate; writes take a
+//! transaction that the caller commits only when every check passed.
+
+mod error;
+pub mod ledger;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool, Transaction};
+
+pub use error::StoreError;
+
+/// How long a writer waits for another process's write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// An open, migrated database.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Open (creating it and its parent folders when missing) and migrate the database at `path`.
+    #[tracing::instrument(skip_all, err, fields(path = %path.display()))]
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateFolder {
+                path: parent.display().to_string(),
+                source,
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(Self::tuned(options))
+            .await
+            .map_err(|source| StoreError::Open {
+                path: path.display().to_string(),
+                source,
+            })?;
+        Self::migrated(pool).await
+    }
+
+    /// A private in-memory database, migrated: one per test.
+    pub async fn open_in_memory() -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str("sqlite::memory:").map_err(|source| {
+            StoreError::Open {
+                path: ":memory:".into(),
+                source,
+            }
+        })?;
+        // Every connection to `:memory:` is a different database, so keep exactly one alive.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(Self::tuned(options))
+            .await
+            .map_err(|source| StoreError::Open {
+                path: ":memory:".into(),
+                source,
+            })?;
+        Self::migrated(pool).await
+    }
+
+    fn tuned(options: SqliteConnectOptions) -> SqliteConnectOptions {
+        options
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT)
+            .synchronous(SqliteSynchronous::Normal)
+    }
+
+    async fn migrated(pool: SqlitePool) -> Result<Self, StoreError> {
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(StoreError::Migrate)?;
+        Ok(Self { pool })
+    }
+
+    /// The pool, for repository reads.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Start a write. It takes the write lock up front (`BEGIN IMMEDIATE`), so the checks a
+    /// writer makes before inserting cannot be invalidated by another process writing between
+    /// them; dropping the transaction without `commit` writes nothing.
+    pub async fn write(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
+        self.pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(StoreError::Query)
+    }
+
+    /// Close every connection (flushes the WAL); the CLI calls it before exiting.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,98 @@
+//! Output that arrives piece by piece: which stream a chunk came from, and turning chunks into
+//! lines for callers that show progress line by line (install logs, `nvidia-smi` sampling).
+
+/// Which of a command's output streams a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// Cuts a chunk stream into whole lines, per stream, so a line split across two network packets
+/// still reaches the caller as one line. Lines are handed over without their `\n` (and without a
+/// trailing `\r`); invalid UTF-8 is replaced rather than dropped.
+pub struct LineSplitter<F: FnMut(OutputStream, &str)> {
+    on_line: F,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+impl<F: FnMut(OutputStream, &str)> LineSplitter<F> {
+    pub fn new(on_line: F) -> Self {
+        Self {
+            on_line,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        }
+    }
+
+    /// Feed one chunk; every line it completes is passed on at once.
+    pub fn push(&mut self, stream: OutputStream, chunk: &[u8]) {
+        let pending = match stream {
+            OutputStream::Stdout => &mut self.stdout,
+            OutputStream::Stderr => &mut self.stderr,
+        };
+        pending.extend_from_slice(chunk);
+        let mut start = 0;
+        while let Some(offset) = pending[start..].iter().position(|b| *b == b'\n') {
+            let end = start + offset;
+            let line = trim_cr(&pending[start..end]);
+            (self.on_line)(stream, &String::from_utf8_lossy(line));
+            start = end + 1;
+        }
+        pending.drain(..start);
+    }
+
+    /// Pass on what is left after the last newline (a final line without `\n`).
+    pub fn finish(&mut self) {
+        for stream in [OutputStream::Stdout, OutputStream::Stderr] {
+            let pending = match stream {
+                OutputStream::Stdout => std::mem::take(&mut self.stdout),
+                OutputStream::Stderr => std::mem::take(&mut self.stderr),
+            };
+            if !pending.is_empty() {
+                (self.on_line)(stream, &String::from_utf8_lossy(trim_cr(&pending)));
+            }
+        }
+    }
+}
+
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_across_chunks_arrive_whole_and_in_order() {
+        let mut lines = Vec::new();
+        let mut splitter = LineSplitter::new(|stream, line: &str| {
+            lines.push((stream, line.to_owned()));
+        });
+        splitter.push(OutputStream::Stdout, b"one\ntw");
+        splitter.push(OutputStream::Stderr, b"warn");
+        splitter.push(OutputStream::Stdout, b"o\r\nthree");
+        splitter.push(OutputStream::Stderr, b"ing\n");
+        splitter.finish();
+        assert_eq!(
+            lines,
+            vec![
+                (OutputStream::Stdout, "one".to_owned()),
+                (OutputStream::Stdout, "two".to_owned()),
+                (OutputStream::Stderr, "warning".to_owned()),
+                (OutputStream::Stdout, "three".to_owned()),
+            ],
+            "a line cut by a packet boundary must still be one line, CRLF trimmed, tail flushed"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_dropped() {
+        let mut lines = Vec::new();
+        let mut splitter = LineSplitter::new(|_, line: &str| lines.push(line.to_owned()));
+        splitter.push(OutputStream::Stdout, b"ok \xff\n");
+        assert_eq!(lines, vec!["ok \u{fffd}".to_owned()]);
+    }
+}
