@@ -157,4 +157,20 @@ describe('choose GPU', () => {
     )
     assert.equal(await attr('[data-testid="nav-new-rental"]', 'aria-current'), 'page')
   })
+
+  it('a 70B model quantised to int4 needs a 48 GB card, or two 24 GB cards', async () => {
+    await s.click('[data-testid="nav-choose-gpu"]')
+    await s.select('[data-testid="choose-model"]', 'llama3.1-70b')
+    await s.click('[data-testid="choose-task-inference"]')
+    await s.select('[data-testid="choose-precision"]', 'int4')
+    await s.waitFor('[data-testid="choose-group-single"] [data-testid="choose-candidate-l20x1"]')
+    assert.equal((await s.findAll('[data-testid="choose-group-single"] [data-testid="choose-candidate-rtx-4090x1"]')).length, 0,
+      'a single 24 GB card cannot hold 70B even at int4')
+    await s.waitFor('[data-testid="choose-group-multi"] [data-testid="choose-candidate-rtx-4090x2"]')
+    await s.click('[data-testid="choose-candidate-rtx-4090x2"] .name')
+    assert.match(await s.text('[data-testid="choose-details-rtx-4090x2"]'), /张量并行|tensor-parallel/)
+    assert.equal(await overflowing(), '', 'no text may overflow its box with the multi-GPU rows open')
+    await scrollTo('[data-testid="choose-group-multi"]')
+    await screenshot(s, 'zh-CN/choose-gpu-4-70b-int4')
+  })
 })
