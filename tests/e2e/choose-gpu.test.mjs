@@ -1,16 +1,20 @@
 // Choose GPU: pick a model and a task, see the memory parts and the cards that fit (a 7B LoRA
-// fits a 24 GB card), type a price and see the plan cost, and "Rent this" opens New rental with
-// the choice in its draft. This machine has no NVIDIA GPU, which must read as a calm note.
-// Screenshots of the screen in both languages.
+// fits a 24 GB card), see the price paid for an earlier rental, type a price and see the plan
+// cost, and "Rent this" opens New rental with the choice in its draft. This machine has no
+// NVIDIA GPU, which must read as a calm note. Screenshots of the screen in both languages.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { launchApp, screenshot } from './lib/app.mjs'
+import { BINARY, launchApp, screenshot } from './lib/app.mjs'
 import { waitFor } from './lib/webdriver.mjs'
 
 const CARD_4090 = '[data-testid="choose-candidate-rtx-4090x1"]'
+const CARD_3090 = '[data-testid="choose-candidate-rtx-3090x1"]'
+/** The CLI is built next to the app; it records the earlier rental the screen learns a price from. */
+const CLI = path.join(path.dirname(BINARY ?? ''), 'leasehold')
 
 describe('choose GPU', () => {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-choose-gpu-'))
@@ -36,6 +40,8 @@ describe('choose GPU', () => {
     `)
 
   before(async () => {
+    execFileSync(CLI, ['instance', 'add', 'last-month-3090', '--gpu', 'RTX 3090', '--count', '1', '--price', '1.32',
+      '--currency', 'USD', '--db', path.join(profile, 'leasehold.sqlite3'), '--at', '2026-01-05T09:00:00Z'])
     app = await launchApp({ profile, language: 'en_US' })
     s = app.session
     // First run, the quick way: welcome → language → currency (English system: USD proposed).
@@ -95,7 +101,14 @@ describe('choose GPU', () => {
     assert.equal(await row.attribute('data-fits'), 'true')
     assert.match(await row.text(), /RTX 4090/)
     assert.match(await row.text(), /24 GiB/)
-    assert.match(await s.text('[data-testid="choose-price-hint"]'), /No prices yet/)
+    // The 3090 rented last month brings its price along; it is the only priced card, so first.
+    const first = await s.execute(
+      'return document.querySelector("[data-testid=choose-group-single] tr[data-fits]").dataset.testid',
+    )
+    assert.equal(first, 'choose-candidate-rtx-3090x1', 'the card with a known price comes first')
+    assert.match(await s.text(`${CARD_3090} [data-testid="choose-price-rtx-3090-1"]`), /^\$1\.32\s+paid before$/)
+    assert.equal(await s.text('[data-testid="choose-plan-rtx-3090x1"]'), '$13.20', '10 h × $1.32')
+    assert.match(await s.text('[data-testid="choose-price-hint"]'), /Prices in USD/)
     assert.equal(await overflowing(), '', 'no text may overflow its box in English')
     await screenshot(s, 'en/choose-gpu-1-estimate')
   })
@@ -106,10 +119,10 @@ describe('choose GPU', () => {
     await waitFor(async () => (await s.text('[data-testid="choose-plan-rtx-4090x1"]')) === '$25.00', {
       what: 'the 10-hour plan cost of the 4090 at $2.5/h',
     })
-    const first = await s.execute(
-      'return document.querySelector("[data-testid=choose-group-single] tr[data-fits]").dataset.testid',
+    const order = await s.execute(
+      'return [...document.querySelectorAll("[data-testid=choose-group-single] tr[data-fits]")].slice(0, 2).map((r) => r.dataset.testid)',
     )
-    assert.equal(first, 'choose-candidate-rtx-4090x1', 'the only priced card comes first')
+    assert.deepEqual(order, ['choose-candidate-rtx-3090x1', 'choose-candidate-rtx-4090x1'], 'priced cards first, cheapest plan first')
     await s.click(`${CARD_4090} .name`)
     await s.waitFor('[data-testid="choose-details-rtx-4090x1"]')
     await scrollTo('[data-testid="choose-candidates"]')
