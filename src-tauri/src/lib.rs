@@ -24,6 +24,7 @@ pub fn run() {
         }
     };
     tauri::Builder::default()
+        .plugin(tauri_plugin_opener::init())
         .manage(state)
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
@@ -38,6 +39,20 @@ pub fn run() {
             commands::catalog::gpu_catalog,
             commands::catalog::model_presets,
             commands::catalog::local_gpus,
+            commands::ssh::connect_choices,
+            commands::ssh::connect_preview,
+            commands::ssh::connect_generate_key,
+            commands::ssh::connect_test,
+            commands::ssh::connect_saved_target,
+            commands::ssh::connect_status,
+            commands::ssh::connect_disconnect,
+            commands::ssh::terminal_open,
+            commands::ssh::terminal_write,
+            commands::ssh::terminal_resize,
+            commands::ssh::terminal_close,
+            commands::ssh::forward_open,
+            commands::ssh::forward_list,
+            commands::ssh::forward_close,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {

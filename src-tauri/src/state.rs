@@ -3,6 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use std::sync::Arc;
+
+use leasehold_core::connect::LiveTargets;
+use leasehold_core::ssh::{ConnectOptions, SshTarget};
 use leasehold_core::ApiError;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
@@ -13,6 +17,8 @@ pub struct AppState {
     pub db: SqlitePool,
     pub db_path: PathBuf,
     pub log_dir: PathBuf,
+    /// Open SSH connections by instance, shared by Verify, terminals and port forwards.
+    pub live: LiveTargets,
 }
 
 impl AppState {
@@ -29,6 +35,7 @@ impl AppState {
             db,
             db_path,
             log_dir,
+            live: LiveTargets::default(),
         })
     }
 
@@ -38,6 +45,17 @@ impl AppState {
             .acquire()
             .await
             .map_err(|err| ApiError::new("store.query", err.to_string()))
+    }
+}
+
+impl AppState {
+    /// The open connection of `instance`, dialling its saved target when there is none.
+    pub async fn live_target(&self, instance: &str) -> Result<Arc<SshTarget>, ApiError> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .live
+            .get_or_connect(&mut conn, instance, ConnectOptions::default())
+            .await?)
     }
 }
 

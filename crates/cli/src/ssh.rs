@@ -270,7 +270,9 @@ pub fn forward(args: &SshArgs, spec: &str) -> ExitCode {
                 let _ = std::io::stdout().flush();
                 esay!(
                     "forwarding 127.0.0.1:{} -> {}:{} on the instance; Ctrl-C to stop",
-                    info.local_port, info.remote_host, info.remote_port
+                    info.local_port,
+                    info.remote_host,
+                    info.remote_port
                 );
                 let _ = tokio::signal::ctrl_c().await;
                 ExitCode::SUCCESS
