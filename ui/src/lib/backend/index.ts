@@ -34,3 +34,5 @@ export function clearDraft(wizard: string): Promise<void> {
 export function currencies(): Promise<string[]> {
   return call<string[]>('currencies')
 }
+
+export * from './connect'
