@@ -53,6 +53,7 @@ pub fn run() {
             commands::ssh::forward_open,
             commands::ssh::forward_list,
             commands::ssh::forward_close,
+            commands::catalog::earlier_prices,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {

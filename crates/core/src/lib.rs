@@ -15,5 +15,6 @@ pub mod shell;
 pub mod ssh;
 pub mod store;
 pub mod target;
+pub mod verify;
 
 pub use error::{ApiError, Coded};

@@ -92,18 +92,22 @@ async fn output_sent_during_a_short_cut_arrives_complete_and_in_order() {
         .timeout(Duration::from_secs(30));
 
     let mut lines = Vec::new();
+    let lines_seen = AtomicU64::new(0);
     let run = async {
         let mut splitter = LineSplitter::new(|stream, line: &str| {
             if stream == OutputStream::Stdout {
                 lines.push(line.to_owned());
+                lines_seen.fetch_add(1, Ordering::Relaxed);
             }
         });
         let mut sink = |stream: OutputStream, chunk: &[u8]| splitter.push(stream, chunk);
         target.run_streaming(&spec, &mut sink).await
     };
     let cut = async {
-        // Let the command start printing, then break the link for most of its run.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Once the command is printing, break the link for most of the rest of its run.
+        while lines_seen.load(Ordering::Relaxed) < 3 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         host.link.cut(Duration::from_millis(700));
     };
     let (status, ()) = tokio::join!(run, cut);

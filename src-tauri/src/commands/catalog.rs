@@ -1,11 +1,13 @@
 //! Choose GPU: thin commands over `leasehold_core::catalog`.
 
 use leasehold_core::catalog::{
-    self, CatalogListing, Estimate, EstimateRequest, LocalGpuReport, ModelShape, RecommendRequest,
-    Recommendation, TorchWheelChoice, TorchWheelRequest,
+    self, CatalogListing, EarlierPrice, Estimate, EstimateRequest, LocalGpuReport, ModelShape,
+    RecommendRequest, Recommendation, TorchWheelChoice, TorchWheelRequest,
 };
 use leasehold_core::ApiError;
 use tracing::instrument;
+
+use crate::state::AppState;
 
 #[tauri::command]
 #[instrument(err(Debug))]
@@ -47,4 +49,15 @@ pub fn local_gpus(request: Option<EstimateRequest>) -> Result<LocalGpuReport, Ap
         &catalog::detect_local_gpus(),
         estimate.as_ref(),
     ))
+}
+
+/// Prices paid for earlier rentals in `currency`: the recommender's price list until the user
+/// types one.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn earlier_prices(
+    state: tauri::State<'_, AppState>,
+    currency: String,
+) -> Result<Vec<EarlierPrice>, ApiError> {
+    Ok(catalog::earlier_prices(&mut *state.conn().await?, &currency).await?)
 }

@@ -4,6 +4,7 @@ import { createContext } from 'svelte'
 
 export type Route =
   | { name: 'rentals' }
+  | { name: 'choose-gpu' }
   | { name: 'new-rental' }
   | { name: 'instance'; instance: string }
   | { name: 'estimate' }
@@ -12,7 +13,7 @@ export type Route =
   | { name: 'verify'; instance: string }
   | { name: 'terminal'; instance: string }
 
-export type Section = 'rentals' | 'new-rental' | 'estimate' | 'settings'
+export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings'
 
 export class Router {
   route = $state<Route>({ name: 'rentals' })

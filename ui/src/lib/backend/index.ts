@@ -2,6 +2,12 @@
 // Each function mirrors one Tauri command in src-tauri/src/commands/.
 import type { AppInfo } from '../bindings/AppInfo'
 import type { Preferences } from '../bindings/Preferences'
+import type { EarlierPrice } from '../bindings/EarlierPrice'
+import type { EstimateRequest } from '../bindings/EstimateRequest'
+import type { LocalGpuReport } from '../bindings/LocalGpuReport'
+import type { ModelShape } from '../bindings/ModelShape'
+import type { RecommendRequest } from '../bindings/RecommendRequest'
+import type { Recommendation } from '../bindings/Recommendation'
 import { call } from './ipc'
 
 export { BackendError, toApiError, UNEXPECTED_CODE } from './ipc'
@@ -36,3 +42,22 @@ export function currencies(): Promise<string[]> {
 }
 
 export * from './connect'
+// Choose GPU (core `catalog`).
+
+export function recommendGpus(request: RecommendRequest): Promise<Recommendation> {
+  return call<Recommendation>('recommend_gpus', { request })
+}
+
+/** This computer's NVIDIA GPUs; with a request, also whether the task fits the largest one. */
+export function localGpus(request: EstimateRequest | null): Promise<LocalGpuReport> {
+  return call<LocalGpuReport>('local_gpus', { request })
+}
+
+export function modelPresets(): Promise<ModelShape[]> {
+  return call<ModelShape[]>('model_presets')
+}
+
+/** The latest price paid per GPU for earlier rentals in `currency`. */
+export function earlierPrices(currency: string): Promise<EarlierPrice[]> {
+  return call<EarlierPrice[]>('earlier_prices', { currency })
+}

@@ -136,6 +136,18 @@ fn not_installed(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) -
                     "Check the highest CUDA the driver supports (CUDA Version, top right of nvidia-smi):",
                     "nvidia-smi | head -n 4",
                 )
+                .run(
+                    "安装不高于该版本的 CUDA 轮子，例如 CUDA 12.4：",
+                    "Install a wheel for a CUDA no newer than that, for example CUDA 12.4:",
+                    "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu124",
+                )
+            })
+            .when(!driver_works(facts), |d| {
+                d.run(
+                    "这台机器没有可用的 GPU，CPU 版就够用：",
+                    "This machine has no usable GPU, so the CPU build is enough:",
+                    "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cpu",
+                )
             })
     } else {
         draft(context.lang, "torch.missing", Severity::Error)
