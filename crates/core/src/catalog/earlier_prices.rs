@@ -12,7 +12,7 @@ use sqlx::SqliteConnection;
 use ts_rs::TS;
 
 use super::gpus::find_gpu;
-use super::recommend::PriceEntry;
+use super::recommend::{PriceEntry, PriceOrigin};
 use crate::store::ledger::{paid_prices, PaidPriceRow};
 use crate::store::StoreError;
 
@@ -41,6 +41,7 @@ impl EarlierPrice {
             gpu: self.gpu.clone(),
             price_per_hour: self.price_per_hour,
             currency: self.currency.clone(),
+            origin: PriceOrigin::EarlierRental,
         }
     }
 }
