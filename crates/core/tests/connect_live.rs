@@ -32,9 +32,12 @@ async fn connected(host: &TestHost, scratch: &tempfile::TempDir) -> SshTarget {
         .unwrap_or_else(|err| panic!("connect: {err}\n{}", host.log()))
 }
 
+/// What a terminal showed, and its exit status once it ended.
+type Shown = (Vec<u8>, Option<Option<u32>>);
+
 /// Collects terminal output; `wait_for` polls it (no fixed sleeps as assertions).
 #[derive(Clone, Default)]
-struct Screen(Arc<Mutex<(Vec<u8>, Option<Option<u32>>)>>);
+struct Screen(Arc<Mutex<Shown>>);
 
 impl Screen {
     fn sink(&self) -> impl Fn(TerminalOutput) + Send + 'static {
