@@ -1,5 +1,6 @@
 //! The desktop shell: window, state and thin commands. Every decision lives in leasehold-core.
 
+mod cancel;
 mod commands;
 mod logging;
 mod state;
@@ -53,6 +54,8 @@ pub fn run() {
             commands::ssh::forward_open,
             commands::ssh::forward_list,
             commands::ssh::forward_close,
+            commands::verify::verify_run,
+            commands::verify::verify_cancel,
             commands::catalog::earlier_prices,
         ])
         .run(tauri::generate_context!())

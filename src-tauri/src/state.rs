@@ -8,6 +8,8 @@ use std::sync::Arc;
 use leasehold_core::connect::LiveTargets;
 use leasehold_core::ssh::{ConnectOptions, SshTarget};
 use leasehold_core::ApiError;
+
+use crate::cancel::Cancellable;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
 
 /// Set this to use another database file (tests, a second profile); the CLI's `--db` twin.
@@ -19,6 +21,8 @@ pub struct AppState {
     pub log_dir: PathBuf,
     /// Open SSH connections by instance, shared by Verify, terminals and port forwards.
     pub live: LiveTargets,
+    /// Verify runs the UI can stop, by instance.
+    pub checks: Cancellable,
 }
 
 impl AppState {
@@ -36,6 +40,7 @@ impl AppState {
             db_path,
             log_dir,
             live: LiveTargets::default(),
+            checks: Cancellable::default(),
         })
     }
 

@@ -8,3 +8,4 @@ pub mod app;
 pub mod catalog;
 pub mod settings;
 pub mod ssh;
+pub mod verify;

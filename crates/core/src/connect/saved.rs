@@ -9,7 +9,7 @@ use ts_rs::TS;
 use super::plan::{AuthChoice, ConnectPlan};
 use super::ConnectError;
 use crate::ssh::{expand_tilde, passphrase_account, password_account, store_secret, Destination};
-use crate::store::ledger::find_instance;
+use crate::store::ledger::{find_instance, rules_for};
 use crate::store::ssh_targets::{self, SshTargetRow};
 
 /// How an instance is reached, as the UI shows it. Holds no secret.
@@ -113,6 +113,19 @@ pub async fn load_target(
         Some(row) => from_row(instance, row).map(Some),
         None => Ok(None),
     }
+}
+
+/// How many GPUs the rental promised (its latest billing rules), so Verify can tell when fewer
+/// are visible on the machine.
+pub async fn rented_gpu_count(
+    conn: &mut SqliteConnection,
+    instance: &str,
+) -> Result<Option<u32>, ConnectError> {
+    let instance_id = instance_id(conn, instance).await?;
+    Ok(rules_for(conn, instance_id)
+        .await?
+        .last()
+        .and_then(|rules| u32::try_from(rules.gpu_count).ok()))
 }
 
 /// Forget how to reach `instance` (the keychain entry stays for other instances on that host).
