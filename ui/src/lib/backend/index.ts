@@ -42,6 +42,7 @@ export function currencies(): Promise<string[]> {
 }
 
 export * from './connect'
+export * from './verify'
 // Choose GPU (core `catalog`).
 
 export function recommendGpus(request: RecommendRequest): Promise<Recommendation> {
