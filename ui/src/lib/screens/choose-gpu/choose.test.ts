@@ -89,7 +89,7 @@ describe('ChooseGpuState', () => {
     const state = new ChooseGpuState(backend, 'CNY')
     await state.start()
     expect(backend.asked[0].hours).toBe('10')
-    expect(backend.asked[0].prices).toEqual([{ gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY' }])
+    expect(backend.asked[0].prices).toEqual([{ gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY', origin: 'earlier_rental' }])
     state.update({ batch: '' })
     await vi.advanceTimersByTimeAsync(DEBOUNCE_MS)
     expect(backend.asked, 'an empty batch is not sent').toHaveLength(1)
@@ -112,6 +112,7 @@ describe('ChooseGpuState', () => {
       gpu: 'NVIDIA L40S',
       price_per_hour: '4.2',
       currency: 'CNY',
+      origin: 'entered',
     })
     expect(backend.saved.at(-1)).toMatchObject({ version: CHOOSE_DRAFT_VERSION, inputs: { task: 'lora' } })
   })

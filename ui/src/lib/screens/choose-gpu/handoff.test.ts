@@ -15,6 +15,7 @@ const twoA100: Candidate = {
   price_per_hour: '6.5',
   plan_cost: '130',
   currency: 'CNY',
+  price_origin: 'entered',
   fp16_tensor_tflops: 312,
   notes: [],
 }

@@ -27,6 +27,7 @@ function candidate(overrides: Partial<Candidate>): Candidate {
     price_per_hour: null,
     plan_cost: null,
     currency: null,
+    price_origin: null,
     fp16_tensor_tflops: 165,
     notes: [],
     ...overrides,
@@ -37,15 +38,15 @@ describe('the price list for the recommender', () => {
   it('puts a price typed here before the price paid earlier for the same card, so the typed one wins', () => {
     const typed = setTypedPrice([], rtx4090, '2.20', 'CNY')!
     expect(priceList(typed, [earlier4090, earlierA100], 'CNY')).toEqual([
-      { gpu: 'NVIDIA GeForce RTX 4090', price_per_hour: '2.2', currency: 'CNY' },
-      { gpu: 'A100 80GB', price_per_hour: '6.68', currency: 'CNY' },
+      { gpu: 'NVIDIA GeForce RTX 4090', price_per_hour: '2.2', currency: 'CNY', origin: 'entered' },
+      { gpu: 'A100 80GB', price_per_hour: '6.68', currency: 'CNY', origin: 'earlier_rental' },
     ])
   })
 
   it('leaves out prices in another currency, which core could not compare', () => {
     const typed: TypedPrice[] = [{ ...rtx4090, price_per_hour: '0.69', currency: 'USD' }]
     expect(priceList(typed, [earlier4090], 'CNY')).toEqual([
-      { gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY' },
+      { gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY', origin: 'earlier_rental' },
     ])
   })
 

@@ -20,12 +20,12 @@ export function priceList(typed: readonly TypedPrice[], earlier: readonly Earlie
   const entries: PriceEntry[] = []
   for (const price of typed) {
     if (price.currency === currency) {
-      entries.push({ gpu: price.gpu, price_per_hour: price.price_per_hour, currency })
+      entries.push({ gpu: price.gpu, price_per_hour: price.price_per_hour, currency, origin: 'entered' })
     }
   }
   for (const price of earlier) {
     if (price.currency === currency && !typed.some((t) => t.gpu_id === price.gpu_id && t.currency === currency)) {
-      entries.push({ gpu: price.gpu, price_per_hour: price.price_per_hour, currency })
+      entries.push({ gpu: price.gpu, price_per_hour: price.price_per_hour, currency, origin: 'earlier_rental' })
     }
   }
   return entries
