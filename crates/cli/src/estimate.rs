@@ -3,15 +3,16 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use leasehold_core::catalog::earlier_prices;
-use leasehold_core::store::{Store, StoreError};
+use chrono::Utc;
+use leasehold_core::billing::ledger;
+use leasehold_core::store::Store;
 
 use clap::Args;
 use leasehold_core::catalog::estimate::{Estimate, MemoryParts, Note};
 use leasehold_core::catalog::recommend::Candidate;
 use leasehold_core::catalog::{
-    estimate, merge_prices, recommend, EstimateRequest, Optimizer, Precision, PriceEntry,
-    PriceOrigin, RecommendRequest, Task,
+    estimate, merge_prices, prices_from_rentals, recommend, EstimateRequest, Optimizer, Precision,
+    PriceEntry, PriceOrigin, RecommendRequest, Task,
 };
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -231,17 +232,15 @@ fn parse_price(text: &str, currency: &str) -> Result<PriceEntry, String> {
     })
 }
 
-/// Prices paid for the rentals recorded in the database (in `currency`), if there is one.
-/// Reading history is a bonus: when it fails the recommendation goes on without it and says why
-/// on stderr. A missing database file is not created.
-fn rental_prices(db: &Path, currency: &str) -> Vec<PriceEntry> {
+/// Prices paid for the rentals recorded in the database, if there is one. Reading history is
+/// a bonus: when it fails the recommendation goes on without it and says why on stderr.
+fn rental_prices(db: &Path) -> Vec<PriceEntry> {
     if !db.exists() {
         return Vec::new();
     }
     let read = async {
         let store = Store::open(db).await?;
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-        earlier_prices(&mut conn, currency).await
+        ledger::list(&store, Utc::now()).await
     };
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -249,7 +248,7 @@ fn rental_prices(db: &Path, currency: &str) -> Vec<PriceEntry> {
         .map_err(|err| err.to_string())
         .and_then(|runtime| runtime.block_on(read).map_err(|err| err.to_string()));
     match result {
-        Ok(prices) => prices.iter().map(|p| p.to_price_entry()).collect(),
+        Ok(rentals) => prices_from_rentals(&rentals),
         Err(err) => {
             eprintln!(
                 "warning: could not read earlier rentals' prices from {}: {err}",
@@ -273,7 +272,7 @@ pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
     let request = RecommendRequest {
         estimate: args.model.request(args.task),
         hours: args.hours,
-        prices: merge_prices(entered, rental_prices(db, &args.currency)),
+        prices: merge_prices(entered, rental_prices(db)),
     };
     let result = match recommend(&request) {
         Ok(result) => result,
