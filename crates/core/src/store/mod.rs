@@ -10,6 +10,7 @@
 
 mod error;
 pub mod ledger;
+pub mod probe_runs;
 
 use std::path::Path;
 use std::str::FromStr;
