@@ -15,6 +15,7 @@ const twoA100: Candidate = {
   price_per_hour: '6.5',
   plan_cost: '130',
   currency: 'CNY',
+  price_origin: 'entered',
   fp16_tensor_tflops: 312,
   notes: [],
 }
@@ -31,7 +32,7 @@ describe('"Rent this"', () => {
   })
 
   it('leaves the price to the form when none is known', () => {
-    const choice = choiceFor({ ...twoA100, price_per_hour: null, plan_cost: null, currency: null }, null)
+    const choice = choiceFor({ ...twoA100, price_per_hour: null, plan_cost: null, currency: null, price_origin: null }, null)
     expect(choice).toEqual({ gpu_model: 'A100-SXM4-80GB', gpu_count: 2, planned_hours: '' })
   })
 
