@@ -3,15 +3,16 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use leasehold_core::catalog::earlier_prices;
-use leasehold_core::store::{Store, StoreError};
+use chrono::Utc;
+use leasehold_core::billing::ledger;
+use leasehold_core::store::Store;
 
 use clap::Args;
 use leasehold_core::catalog::estimate::{Estimate, MemoryParts, Note};
 use leasehold_core::catalog::recommend::Candidate;
 use leasehold_core::catalog::{
-    estimate, merge_prices, recommend, EstimateRequest, Optimizer, Precision, PriceEntry,
-    PriceOrigin, RecommendRequest, Task,
+    estimate, merge_prices, prices_from_rentals, recommend, EstimateRequest, Optimizer, Precision,
+    PriceEntry, PriceOrigin, RecommendRequest, Task,
 };
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -240,8 +241,7 @@ fn rental_prices(db: &Path, currency: &str) -> Vec<PriceEntry> {
     }
     let read = async {
         let store = Store::open(db).await?;
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-        earlier_prices(&mut conn, currency).await
+        ledger::list(&store, Utc::now()).await
     };
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -249,7 +249,10 @@ fn rental_prices(db: &Path, currency: &str) -> Vec<PriceEntry> {
         .map_err(|err| err.to_string())
         .and_then(|runtime| runtime.block_on(read).map_err(|err| err.to_string()));
     match result {
-        Ok(prices) => prices.iter().map(|p| p.to_price_entry()).collect(),
+        Ok(rentals) => prices_from_rentals(&rentals)
+            .into_iter()
+            .filter(|p| p.currency.eq_ignore_ascii_case(currency))
+            .collect(),
         Err(err) => {
             eprintln!(
                 "warning: could not read earlier rentals' prices from {}: {err}",

@@ -15,6 +15,7 @@ use ts_rs::TS;
 use super::estimate::{estimate, estimate_on, Estimate, EstimateRequest, Note, Task};
 use super::gpus::{find_gpu, gpus, GpuClass, GpuSpec};
 use super::CatalogError;
+use crate::billing::report::InstanceSummary;
 
 /// Below this much free memory a run is one long sequence away from OOM.
 pub const MIN_HEADROOM_PCT: f64 = 5.0;
@@ -43,6 +44,35 @@ pub struct PriceEntry {
     pub currency: String,
     #[serde(default)]
     pub origin: PriceOrigin,
+}
+
+/// The price paid per GPU-hour for each catalog GPU in the recorded rentals (newest rental
+/// wins). Rentals of GPUs the catalog does not know are skipped.
+pub fn prices_from_rentals(rentals: &[InstanceSummary]) -> Vec<PriceEntry> {
+    let mut newest: Vec<(&str, &InstanceSummary)> = Vec::new();
+    for rental in rentals {
+        let Some(gpu) = find_gpu(&rental.gpu_model) else {
+            continue;
+        };
+        match newest.iter_mut().find(|(id, _)| *id == gpu.id) {
+            Some(slot) if slot.1.created_at <= rental.created_at => slot.1 = rental,
+            Some(_) => {}
+            None => newest.push((gpu.id.as_str(), rental)),
+        }
+    }
+    // Oldest first, so the last entry is the most recent rental.
+    newest.sort_by_key(|(_, rental)| rental.created_at);
+    // Oldest first, so the last entry is the most recent rental.
+    newest.sort_by_key(|(_, rental)| rental.created_at);
+    newest
+        .into_iter()
+        .map(|(_, rental)| PriceEntry {
+            gpu: rental.gpu_model.clone(),
+            price_per_hour: rental.price_per_gpu_hour,
+            currency: rental.currency.code().to_owned(),
+            origin: PriceOrigin::EarlierRental,
+        })
+        .collect()
 }
 
 /// Prices to rank by: everything entered, plus earlier rentals' prices for GPUs not entered and
