@@ -1,12 +1,10 @@
 //! Choose GPU: thin commands over `leasehold_core::catalog`.
 
-use chrono::Utc;
 use leasehold_core::billing::ledger;
 use leasehold_core::catalog::{
     self, CatalogListing, Estimate, EstimateRequest, LocalGpuReport, ModelShape, PriceEntry,
     RecommendRequest, Recommendation, TorchWheelChoice, TorchWheelRequest,
 };
-use leasehold_core::store::Store;
 use leasehold_core::ApiError;
 use tracing::instrument;
 
@@ -61,6 +59,6 @@ pub fn local_gpus(request: Option<EstimateRequest>) -> Result<LocalGpuReport, Ap
 pub async fn earlier_prices(
     state: tauri::State<'_, AppState>,
 ) -> Result<Vec<PriceEntry>, ApiError> {
-    let rentals = ledger::list(&Store::from_pool(state.db.clone()), Utc::now()).await?;
+    let rentals = ledger::list(&state.store, state.now()).await?;
     Ok(catalog::prices_from_rentals(&rentals))
 }

@@ -10,6 +10,7 @@
 
 mod error;
 pub mod ledger;
+pub mod ssh_targets;
 
 use std::path::Path;
 use std::str::FromStr;
