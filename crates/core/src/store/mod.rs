@@ -11,6 +11,7 @@
 mod error;
 pub mod ledger;
 pub mod ssh_targets;
+pub mod probe_runs;
 
 use std::path::Path;
 use std::str::FromStr;
