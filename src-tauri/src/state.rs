@@ -56,9 +56,7 @@ impl AppState {
     pub fn now(&self) -> DateTime<Utc> {
         Utc::now()
     }
-}
 
-impl AppState {
     /// The open connection of `instance`, dialling its saved target when there is none.
     pub async fn live_target(&self, instance: &str) -> Result<Arc<SshTarget>, ApiError> {
         let mut conn = self.conn().await?;

@@ -1,7 +1,8 @@
 //! Choose GPU: thin commands over `leasehold_core::catalog`.
 
+use leasehold_core::billing::ledger;
 use leasehold_core::catalog::{
-    self, CatalogListing, EarlierPrice, Estimate, EstimateRequest, LocalGpuReport, ModelShape,
+    self, CatalogListing, Estimate, EstimateRequest, LocalGpuReport, ModelShape, PriceEntry,
     RecommendRequest, Recommendation, TorchWheelChoice, TorchWheelRequest,
 };
 use leasehold_core::ApiError;
@@ -51,13 +52,13 @@ pub fn local_gpus(request: Option<EstimateRequest>) -> Result<LocalGpuReport, Ap
     ))
 }
 
-/// Prices paid for earlier rentals in `currency`: the recommender's price list until the user
-/// types one.
+/// Prices paid for earlier rentals (the newest rental per GPU): the recommender's price list
+/// for the GPUs the user has not typed a price for.
 #[tauri::command]
 #[instrument(skip(state), err(Debug))]
 pub async fn earlier_prices(
     state: tauri::State<'_, AppState>,
-    currency: String,
-) -> Result<Vec<EarlierPrice>, ApiError> {
-    Ok(catalog::earlier_prices(&mut *state.conn().await?, &currency).await?)
+) -> Result<Vec<PriceEntry>, ApiError> {
+    let rentals = ledger::list(&state.store, state.now()).await?;
+    Ok(catalog::prices_from_rentals(&rentals))
 }

@@ -6,13 +6,11 @@
 //! - [`estimate`]: how much GPU memory a task needs, part by part, with formulas.
 //! - [`recommend`]: which GPUs (and how many) fit, cheapest plan first when prices are known.
 //! - [`local`]: this computer's own NVIDIA GPUs (NVML), so renting may not be needed.
-//! - [`earlier_prices`]: prices paid for earlier rentals, the recommender's default price list.
 //!
 //! All data is embedded (`data/*.toml`, one entry per GPU, each number with its source;
 //! unknown stays empty).
 
 pub mod cuda;
-pub mod earlier_prices;
 pub mod estimate;
 pub mod gpus;
 pub mod local;
@@ -26,7 +24,6 @@ pub mod version;
 use crate::Coded;
 
 pub use cuda::{cuda_families_for_driver, max_cuda_for_driver};
-pub use earlier_prices::{earlier_prices, EarlierPrice};
 pub use estimate::{estimate, estimate_on, Estimate, EstimateRequest, Optimizer, Precision, Task};
 pub use gpus::{catalog_listing, find_gpu, find_gpu_with_memory, gpus, CatalogListing, GpuSpec};
 pub use local::{detect_local_gpus, local_gpu_report, LocalGpuReport};

@@ -218,29 +218,3 @@ pub async fn budget_for(
             .await?,
     )
 }
-
-/// A price paid for a GPU: one billing-rules version of one rental.
-#[derive(Debug, Clone, FromRow)]
-pub struct PaidPriceRow {
-    pub instance: String,
-    pub gpu_model: String,
-    pub currency: String,
-    pub price_per_gpu_hour: String,
-    pub effective_from: DateTime<Utc>,
-}
-
-/// Every price paid in `currency` (any case), the most recently effective first.
-pub async fn paid_prices(
-    conn: &mut SqliteConnection,
-    currency: &str,
-) -> Result<Vec<PaidPriceRow>, StoreError> {
-    Ok(sqlx::query_as::<_, PaidPriceRow>(
-        "SELECT i.name AS instance, i.gpu_model, i.currency, r.price_per_gpu_hour, r.effective_from
-         FROM billing_rules r JOIN instances i ON i.id = r.instance_id
-         WHERE upper(i.currency) = upper(?)
-         ORDER BY r.effective_from DESC, r.id DESC",
-    )
-    .bind(currency)
-    .fetch_all(conn)
-    .await?)
-}

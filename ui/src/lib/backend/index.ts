@@ -2,10 +2,10 @@
 // Each function mirrors one Tauri command in src-tauri/src/commands/.
 import type { AppInfo } from '../bindings/AppInfo'
 import type { Preferences } from '../bindings/Preferences'
-import type { EarlierPrice } from '../bindings/EarlierPrice'
 import type { EstimateRequest } from '../bindings/EstimateRequest'
 import type { LocalGpuReport } from '../bindings/LocalGpuReport'
 import type { ModelShape } from '../bindings/ModelShape'
+import type { PriceEntry } from '../bindings/PriceEntry'
 import type { RecommendRequest } from '../bindings/RecommendRequest'
 import type { Recommendation } from '../bindings/Recommendation'
 import { call } from './ipc'
@@ -58,7 +58,7 @@ export function modelPresets(): Promise<ModelShape[]> {
   return call<ModelShape[]>('model_presets')
 }
 
-/** The latest price paid per GPU for earlier rentals in `currency`. */
-export function earlierPrices(currency: string): Promise<EarlierPrice[]> {
-  return call<EarlierPrice[]>('earlier_prices', { currency })
+/** The price paid per GPU for the newest earlier rental of each GPU, in that rental's currency. */
+export function earlierPrices(): Promise<PriceEntry[]> {
+  return call<PriceEntry[]>('earlier_prices')
 }

@@ -4,9 +4,9 @@
 // draft, so the screen reopens as it was left.
 import type { ApiError } from '../../bindings/ApiError'
 import type { Candidate } from '../../bindings/Candidate'
-import type { EarlierPrice } from '../../bindings/EarlierPrice'
 import type { EstimateRequest } from '../../bindings/EstimateRequest'
 import type { LocalGpuReport } from '../../bindings/LocalGpuReport'
+import type { PriceEntry } from '../../bindings/PriceEntry'
 import type { RecommendRequest } from '../../bindings/RecommendRequest'
 import type { Recommendation } from '../../bindings/Recommendation'
 import type { Task } from '../../bindings/Task'
@@ -26,7 +26,7 @@ import { priceList, setTypedPrice, typedPricesFromDraft, type TypedPrice } from 
 export interface ChooseBackend {
   recommend(request: RecommendRequest): Promise<Recommendation>
   localGpus(request: EstimateRequest | null): Promise<LocalGpuReport>
-  earlierPrices(currency: string): Promise<EarlierPrice[]>
+  earlierPrices(): Promise<PriceEntry[]>
   loadDraft(): Promise<unknown>
   saveDraft(draft: unknown): Promise<void>
 }
@@ -38,7 +38,8 @@ export const CHOOSE_DRAFT_VERSION = 1
 export class ChooseGpuState {
   inputs = $state<ChooseInputs>({ ...DEFAULT_INPUTS })
   typed = $state<TypedPrice[]>([])
-  earlier = $state<EarlierPrice[]>([])
+  /** Prices paid for earlier rentals (core reads them from the ledger). */
+  earlier = $state<PriceEntry[]>([])
   recommendation = $state<Recommendation | null>(null)
   local = $state<LocalGpuReport | null>(null)
   error = $state<ApiError | null>(null)
@@ -66,7 +67,7 @@ export class ChooseGpuState {
   async start(): Promise<void> {
     const [draft, earlier] = await Promise.allSettled([
       this.#backend.loadDraft(),
-      this.#backend.earlierPrices(this.currency),
+      this.#backend.earlierPrices(),
     ])
     if (draft.status === 'fulfilled' && draft.value && typeof draft.value === 'object') {
       const saved = draft.value as { version?: unknown; inputs?: unknown; prices?: unknown }

@@ -35,9 +35,10 @@ class FakeBackend implements ChooseBackend {
   localGpus(_request: EstimateRequest | null) {
     return Promise.resolve(noLocalGpu)
   }
-  earlierPrices(currency: string) {
+  earlierPrices() {
     return Promise.resolve([
-      { gpu: 'RTX 4090', gpu_id: 'rtx-4090', price_per_hour: '1.98', currency, instance: 'old', since: '2026-03-01T00:00:00Z' },
+      { gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY', origin: 'earlier_rental' as const },
+      { gpu: 'RTX 3090', price_per_hour: '0.79', currency: 'USD', origin: 'earlier_rental' as const },
     ])
   }
   loadDraft() {
@@ -89,7 +90,9 @@ describe('ChooseGpuState', () => {
     const state = new ChooseGpuState(backend, 'CNY')
     await state.start()
     expect(backend.asked[0].hours).toBe('10')
-    expect(backend.asked[0].prices).toEqual([{ gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY', origin: 'earlier_rental' }])
+    expect(backend.asked[0].prices, 'only prices in the chosen currency can be compared').toEqual([
+      { gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY', origin: 'earlier_rental' },
+    ])
     state.update({ batch: '' })
     await vi.advanceTimersByTimeAsync(DEBOUNCE_MS)
     expect(backend.asked, 'an empty batch is not sent').toHaveLength(1)

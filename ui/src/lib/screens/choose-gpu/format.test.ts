@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Candidate } from '../../bindings/Candidate'
-import { formatCardGib, formatGib, formatMoney, groupCandidates, pick, shortGpuName, tagsFor } from './format'
+import { codeSpans, formatCardGib, formatGib, formatMoney, groupCandidates, pick, shortGpuName, tagsFor } from './format'
 
 describe('formatting on the Choose GPU screen', () => {
   it('writes GiB with one decimal, two below 1 GiB so small parts do not round to zero', () => {
@@ -41,5 +41,16 @@ describe('formatting on the Choose GPU screen', () => {
       notes: [note('recommend.cpu_ram'), note('recommend.blackwell_wheels'), note('recommend.pcie_multi_gpu')],
     } as Candidate
     expect(tagsFor(candidate)).toEqual(['blackwell', 'pcie'])
+  })
+})
+
+describe('codeSpans', () => {
+  it('sets the commands core writes in backticks apart from the prose', () => {
+    expect(codeSpans('watch `nvidia-smi` during the first minutes')).toEqual([
+      { code: false, text: 'watch ' },
+      { code: true, text: 'nvidia-smi' },
+      { code: false, text: ' during the first minutes' },
+    ])
+    expect(codeSpans('no commands here')).toEqual([{ code: false, text: 'no commands here' }])
   })
 })

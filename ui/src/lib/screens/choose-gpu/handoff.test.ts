@@ -32,7 +32,7 @@ describe('"Rent this"', () => {
   })
 
   it('leaves the price to the form when none is known', () => {
-    const choice = choiceFor({ ...twoA100, price_per_hour: null, plan_cost: null, currency: null }, null)
+    const choice = choiceFor({ ...twoA100, price_per_hour: null, plan_cost: null, currency: null, price_origin: null }, null)
     expect(choice).toEqual({ gpu_model: 'A100-SXM4-80GB', gpu_count: 2, planned_hours: '' })
   })
 

@@ -1,53 +1,25 @@
 import { describe, expect, it } from 'vitest'
-import type { Candidate } from '../../bindings/Candidate'
-import type { EarlierPrice } from '../../bindings/EarlierPrice'
-import { priceList, priceSource, setTypedPrice, typedPricesFromDraft, type TypedPrice } from './prices'
+import type { PriceEntry } from '../../bindings/PriceEntry'
+import { priceList, setTypedPrice, typedPricesFromDraft, type TypedPrice } from './prices'
 
 const rtx4090 = { gpu_id: 'rtx-4090', gpu: 'NVIDIA GeForce RTX 4090' }
-const earlier4090: EarlierPrice = {
-  gpu: 'RTX 4090',
-  gpu_id: 'rtx-4090',
-  price_per_hour: '1.98',
-  currency: 'CNY',
-  instance: 'lora-run',
-  since: '2026-03-01T09:00:00Z',
-}
-const earlierA100: EarlierPrice = { ...earlier4090, gpu: 'A100 80GB', gpu_id: 'a100-pcie-80gb', price_per_hour: '6.68' }
-
-function candidate(overrides: Partial<Candidate>): Candidate {
-  return {
-    gpu: 'NVIDIA GeForce RTX 4090',
-    gpu_id: 'rtx-4090',
-    count: 1,
-    vram_gib: 24,
-    need_gib: 21.1,
-    fits: true,
-    headroom_pct: 12,
-    class: 'consumer',
-    price_per_hour: null,
-    plan_cost: null,
-    currency: null,
-    price_origin: null,
-    fp16_tensor_tflops: 165,
-    notes: [],
-    ...overrides,
-  }
-}
+const paid4090: PriceEntry = { gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY', origin: 'earlier_rental' }
+const paidA100: PriceEntry = { gpu: 'A100 80GB', price_per_hour: '6.68', currency: 'CNY', origin: 'earlier_rental' }
 
 describe('the price list for the recommender', () => {
-  it('puts a price typed here before the price paid earlier for the same card, so the typed one wins', () => {
+  it('puts a price typed here before the price paid earlier, so the typed one wins for that card', () => {
     const typed = setTypedPrice([], rtx4090, '2.20', 'CNY')!
-    expect(priceList(typed, [earlier4090, earlierA100], 'CNY')).toEqual([
+    expect(priceList(typed, [paid4090, paidA100], 'CNY')).toEqual([
       { gpu: 'NVIDIA GeForce RTX 4090', price_per_hour: '2.2', currency: 'CNY', origin: 'entered' },
-      { gpu: 'A100 80GB', price_per_hour: '6.68', currency: 'CNY', origin: 'earlier_rental' },
+      paid4090,
+      paidA100,
     ])
   })
 
   it('leaves out prices in another currency, which core could not compare', () => {
     const typed: TypedPrice[] = [{ ...rtx4090, price_per_hour: '0.69', currency: 'USD' }]
-    expect(priceList(typed, [earlier4090], 'CNY')).toEqual([
-      { gpu: 'RTX 4090', price_per_hour: '1.98', currency: 'CNY', origin: 'earlier_rental' },
-    ])
+    const paidInDollars: PriceEntry = { ...paidA100, currency: 'USD' }
+    expect(priceList(typed, [paid4090, paidInDollars], 'cny')).toEqual([paid4090])
   })
 
   it('refuses a typed price that is not a positive number and removes it when emptied', () => {
@@ -56,16 +28,6 @@ describe('the price list for the recommender', () => {
     expect(setTypedPrice(typed, rtx4090, '-1', 'CNY')).toBeNull()
     expect(setTypedPrice(typed, rtx4090, '', 'CNY')).toEqual([])
     expect(setTypedPrice(typed, rtx4090, '3', 'CNY')).toEqual([{ ...rtx4090, price_per_hour: '3', currency: 'CNY' }])
-  })
-
-  it('says where a shown price came from', () => {
-    const typed = setTypedPrice([], rtx4090, '2.5', 'CNY')!
-    expect(priceSource(candidate({ price_per_hour: '2.5' }), typed, [earlier4090])).toEqual({ kind: 'typed' })
-    expect(priceSource(candidate({ price_per_hour: '1.98' }), [], [earlier4090])).toEqual({
-      kind: 'earlier',
-      instance: 'lora-run',
-    })
-    expect(priceSource(candidate({}), typed, [earlier4090]), 'no price shown, no source').toEqual({ kind: 'none' })
   })
 
   it('reads typed prices back from a draft, dropping malformed ones', () => {

@@ -1,8 +1,7 @@
-// The price list handed to the recommender: what the user typed on this screen first (it wins),
-// then what they paid for earlier rentals (core reads those from the ledger). Nothing else:
-// Leasehold knows no provider's prices.
+// The price list handed to the recommender: what the user typed on this screen first (core takes
+// the first price it finds for a card, so a typed price wins), then what they paid for earlier
+// rentals (core reads those from the ledger). Nothing else: Leasehold knows no provider's prices.
 import type { Candidate } from '../../bindings/Candidate'
-import type { EarlierPrice } from '../../bindings/EarlierPrice'
 import type { PriceEntry } from '../../bindings/PriceEntry'
 import { positiveDecimal } from './inputs'
 
@@ -15,33 +14,15 @@ export interface TypedPrice {
   currency: string
 }
 
-/** Typed prices first: the recommender takes the first entry it finds for a card. */
-export function priceList(typed: readonly TypedPrice[], earlier: readonly EarlierPrice[], currency: string): PriceEntry[] {
-  const entries: PriceEntry[] = []
-  for (const price of typed) {
-    if (price.currency === currency) {
-      entries.push({ gpu: price.gpu, price_per_hour: price.price_per_hour, currency, origin: 'entered' })
-    }
-  }
-  for (const price of earlier) {
-    if (price.currency === currency && !typed.some((t) => t.gpu_id === price.gpu_id && t.currency === currency)) {
-      entries.push({ gpu: price.gpu, price_per_hour: price.price_per_hour, currency, origin: 'earlier_rental' })
-    }
-  }
-  return entries
-}
-
-export type PriceSource = { kind: 'typed' } | { kind: 'earlier'; instance: string } | { kind: 'none' }
-
-export function priceSource(
-  candidate: Candidate,
-  typed: readonly TypedPrice[],
-  earlier: readonly EarlierPrice[],
-): PriceSource {
-  if (candidate.price_per_hour === null) return { kind: 'none' }
-  if (typed.some((t) => t.gpu_id === candidate.gpu_id)) return { kind: 'typed' }
-  const paid = earlier.find((e) => e.gpu_id === candidate.gpu_id)
-  return paid ? { kind: 'earlier', instance: paid.instance } : { kind: 'none' }
+/** Only prices in `currency`: core compares plans in one currency. */
+export function priceList(typed: readonly TypedPrice[], earlier: readonly PriceEntry[], currency: string): PriceEntry[] {
+  const same = (code: string) => code.toUpperCase() === currency.toUpperCase()
+  return [
+    ...typed
+      .filter((price) => same(price.currency))
+      .map((price): PriceEntry => ({ gpu: price.gpu, price_per_hour: price.price_per_hour, currency, origin: 'entered' })),
+    ...earlier.filter((price) => same(price.currency)).map((price): PriceEntry => ({ ...price, origin: 'earlier_rental' })),
+  ]
 }
 
 /**
