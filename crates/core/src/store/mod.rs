@@ -94,11 +94,6 @@ impl Store {
         Ok(Self { pool })
     }
 
-    /// A store over a pool someone else opened and migrated (the desktop app's).
-    pub fn from_pool(pool: SqlitePool) -> Self {
-        Self { pool }
-    }
-
     /// The pool, for repository reads.
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
