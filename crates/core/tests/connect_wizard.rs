@@ -76,6 +76,7 @@ impl Wizard {
             },
             secret: None,
             trusted_fingerprint: trusted,
+            keep_trying: false,
         }
     }
 
@@ -281,6 +282,7 @@ async fn a_wrong_password_fails_at_the_login_step_with_its_code() {
         auth: AuthChoice::Password,
         secret: Some(Secret::new("not-the-password")),
         trusted_fingerprint: Some(fingerprint),
+        keep_trying: false,
     };
     let err = wizard
         .test(&plan)
@@ -300,6 +302,7 @@ async fn the_right_password_connects() {
         auth: AuthChoice::Password,
         secret: Some(Secret::new(wizard.host.password())),
         trusted_fingerprint: Some(fingerprint),
+        keep_trying: false,
     };
     let report = wizard.test(&plan).await.expect("password login works");
     assert!(matches!(report.check, ConnectionCheck::Connected { .. }));
@@ -339,4 +342,49 @@ async fn an_unknown_rental_fails_before_dialling() {
         "no step ran: {:?}",
         wizard.steps()
     );
+}
+
+#[tokio::test]
+async fn keep_trying_connects_once_a_booting_machines_sshd_listens() {
+    let mut wizard = Wizard::new().await;
+    let fingerprint = wizard.trust().await;
+    wizard.host.stop();
+    let mut plan = wizard.key_plan(Some(fingerprint));
+    plan.keep_trying = true;
+    // Bring sshd back only after the wizard has seen it refused at least once.
+    let steps = wizard.steps.clone();
+    let mut host = std::mem::replace(&mut wizard.host, TestHost::start());
+    let restarter = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !steps
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|e| (e.step, e.status) == (Tcp, Failed))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no refused attempt seen"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        host.restart();
+        host
+    });
+    let report = wizard
+        .test(&plan)
+        .await
+        .expect("connects after the retries");
+    let host = restarter.join().expect("restarter");
+    assert!(
+        matches!(report.check, ConnectionCheck::Connected { .. }),
+        "{:?}\n{}",
+        report.check,
+        host.log()
+    );
+    assert!(
+        wizard.steps().contains(&(Tcp, Failed)),
+        "the refused attempts were shown before it connected"
+    );
+    assert_eq!(wizard.steps().last(), Some(&(FirstCommand, Done)));
 }

@@ -4,7 +4,7 @@
 // replaying `nvidia-smi` and the fake `torch` from tests/fake-gpu-hosts (test scaffolding only).
 // Needs root, as CI runs.
 import { execFileSync, spawn } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -145,6 +145,10 @@ export async function startSshd({ fakeGpuProfile = null } = {}) {
     clientKey,
     fingerprint: fingerprintOf(),
     log: readLog,
+    /** Trust another client key, as pasting it into the provider's console does. */
+    authorize(publicKeyLine) {
+      appendFileSync(authorized, `${publicKeyLine.trim()}\n`)
+    },
     /** A new host key, as a re-imaged instance would have; sshd reads it per connection. */
     rotateHostKey() {
       rmSync(hostKey, { force: true })

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use ts_rs::TS;
 
-use super::plan::ConnectPlan;
+use super::plan::{ConnectPlan, BOOT_WAIT};
 use super::ConnectError;
 use crate::ssh::{ConnectOptions, ConnectStep, SshError, SshTarget};
 use crate::target::CommandSpec;
@@ -72,6 +72,11 @@ pub async fn check(plan: &ConnectPlan, base: ConnectOptions) -> Result<CheckOutc
     let options = ConnectOptions {
         trusted_fingerprint: plan.trusted_fingerprint.clone(),
         accept_new_host_key: false,
+        boot_wait: if plan.keep_trying {
+            BOOT_WAIT
+        } else {
+            base.boot_wait
+        },
         ..base
     };
     let label = destination.label();

@@ -49,7 +49,14 @@ pub struct ConnectPlan {
     pub secret: Option<Secret>,
     /// The SHA256 fingerprint the user confirmed for a host seen for the first time.
     pub trusted_fingerprint: Option<String>,
+    /// Keep retrying for [`BOOT_WAIT`] while the connection is refused or cut: the instance was
+    /// just powered on and sshd is not listening yet.
+    #[serde(default)]
+    pub keep_trying: bool,
 }
+
+/// How long "keep trying" waits for a booting instance's sshd.
+pub const BOOT_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Where a command points once `~/.ssh/config` is applied, for the wizard to show before
 /// connecting.
@@ -160,6 +167,7 @@ mod tests {
             auth,
             secret: secret.map(Secret::new),
             trusted_fingerprint: None,
+            keep_trying: false,
         }
     }
 

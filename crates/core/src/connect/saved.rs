@@ -33,6 +33,7 @@ impl SavedTarget {
             auth: self.auth.clone(),
             secret: None,
             trusted_fingerprint: None,
+            keep_trying: false,
         }
     }
 }

@@ -37,6 +37,7 @@ fn plan(command: &str, auth: AuthChoice) -> ConnectPlan {
         auth,
         secret: None,
         trusted_fingerprint: None,
+        keep_trying: false,
     }
 }
 

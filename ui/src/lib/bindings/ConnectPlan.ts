@@ -17,4 +17,9 @@ secret: string | null,
 /**
  * The SHA256 fingerprint the user confirmed for a host seen for the first time.
  */
-trusted_fingerprint: string | null, };
+trusted_fingerprint: string | null, 
+/**
+ * Keep retrying for [`BOOT_WAIT`] while the connection is refused or cut: the instance was
+ * just powered on and sshd is not listening yet.
+ */
+keep_trying: boolean, };

@@ -69,7 +69,7 @@ export function missingFields(form: LoginForm): Record<string, string> {
 }
 
 /** The plan for the backend; a secret goes only with a password or an encrypted key. */
-export function planFrom(form: LoginForm, trustedFingerprint: string | null): ConnectPlan {
+export function planFrom(form: LoginForm, trustedFingerprint: string | null, keepTrying = false): ConnectPlan {
   const auth: ConnectPlan['auth'] =
     form.method === 'agent'
       ? { method: 'agent' }
@@ -82,6 +82,7 @@ export function planFrom(form: LoginForm, trustedFingerprint: string | null): Co
     auth,
     secret: wantsSecret && form.secret !== '' ? form.secret : null,
     trusted_fingerprint: trustedFingerprint,
+    keep_trying: keepTrying,
   }
 }
 
@@ -104,6 +105,7 @@ export class ConnectFlow {
   failedStep = $state<ConnectStep | null>(null)
   #test: Tester
   #form: LoginForm | null = null
+  #keepTrying = false
 
   constructor(test: Tester) {
     this.#test = test
@@ -121,9 +123,13 @@ export class ConnectFlow {
     return this.check?.outcome === 'connected' ? this.check : null
   }
 
-  /** Test with what the user filled in; no host is trusted without asking. */
-  run(form: LoginForm): Promise<void> {
+  /**
+   * Test with what the user filled in; no host is trusted without asking. `keepTrying` retries
+   * for a while when the machine refuses, as one just powered on does until sshd listens.
+   */
+  run(form: LoginForm, keepTrying = false): Promise<void> {
     this.#form = { ...form }
+    this.#keepTrying = keepTrying
     return this.#attempt(null)
   }
 
@@ -150,7 +156,8 @@ export class ConnectFlow {
     this.failedStep = null
     this.board.reset()
     try {
-      const report = await this.#test(planFrom(this.#form, trusted), (event) => this.board.apply(event))
+      const plan = planFrom(this.#form, trusted, this.#keepTrying)
+      const report = await this.#test(plan, (event) => this.board.apply(event))
       this.check = report.check
       this.saved = report.saved
       this.phase =
@@ -166,14 +173,17 @@ export class ConnectFlow {
   }
 }
 
+/** Failures a booting machine gives before its sshd listens: worth "keep trying". */
+export function mayBeBooting(code: string): boolean {
+  return code === 'ssh.refused' || code === 'ssh.handshake_failed' || code === 'ssh.disconnected'
+}
+
 /** Extra advice for a failure that depends on how the user logged in. */
 export function hintKey(code: string, method: AuthMethod): string | null {
   if (code === 'ssh.auth_failed') {
     return `connect.hint.auth_failed_${method === 'generate' ? 'key' : method}`
   }
-  if (code === 'ssh.refused' || code === 'ssh.handshake_failed' || code === 'ssh.disconnected') {
-    return 'connect.hint.not_ready'
-  }
+  if (mayBeBooting(code)) return 'connect.hint.not_ready'
   return null
 }
 

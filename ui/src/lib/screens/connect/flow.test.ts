@@ -78,6 +78,7 @@ describe('planFrom', () => {
       auth: { method: 'key', path: '~/.ssh/id_ed25519' },
       secret: null,
       trusted_fingerprint: null,
+      keep_trying: false,
     })
   })
 
@@ -161,6 +162,17 @@ describe('ConnectFlow', () => {
     expect(flow.changed?.old_fingerprint).toBe('SHA256:old')
     expect(flow.board.states.host_key).toBe('failed')
     expect(flow.failedStep).toBe('host_key')
+  })
+
+  it('asks the backend to keep trying only when the user chose to, and keeps asking after trust', async () => {
+    const backend = scripted([
+      { steps: through('host_key', 'failed'), result: question },
+      { steps: through('first_command', 'done'), result: connected },
+    ])
+    const flow = new ConnectFlow(backend.test)
+    await flow.run(form, true)
+    await flow.trust()
+    expect(backend.plans.map((p) => p.keep_trying)).toEqual([true, true])
   })
 
   it('keeps the error code and the step it failed at', async () => {
