@@ -232,10 +232,9 @@ fn parse_price(text: &str, currency: &str) -> Result<PriceEntry, String> {
     })
 }
 
-/// Prices paid for the rentals recorded in the database (in `currency`), if there is one.
-/// Reading history is a bonus: when it fails the recommendation goes on without it and says why
-/// on stderr. A missing database file is not created.
-fn rental_prices(db: &Path, currency: &str) -> Vec<PriceEntry> {
+/// Prices paid for the rentals recorded in the database, if there is one. Reading history is
+/// a bonus: when it fails the recommendation goes on without it and says why on stderr.
+fn rental_prices(db: &Path) -> Vec<PriceEntry> {
     if !db.exists() {
         return Vec::new();
     }
@@ -249,10 +248,7 @@ fn rental_prices(db: &Path, currency: &str) -> Vec<PriceEntry> {
         .map_err(|err| err.to_string())
         .and_then(|runtime| runtime.block_on(read).map_err(|err| err.to_string()));
     match result {
-        Ok(rentals) => prices_from_rentals(&rentals)
-            .into_iter()
-            .filter(|p| p.currency.eq_ignore_ascii_case(currency))
-            .collect(),
+        Ok(rentals) => prices_from_rentals(&rentals),
         Err(err) => {
             eprintln!(
                 "warning: could not read earlier rentals' prices from {}: {err}",
@@ -276,7 +272,7 @@ pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
     let request = RecommendRequest {
         estimate: args.model.request(args.task),
         hours: args.hours,
-        prices: merge_prices(entered, rental_prices(db, &args.currency)),
+        prices: merge_prices(entered, rental_prices(db)),
     };
     let result = match recommend(&request) {
         Ok(result) => result,

@@ -1,15 +1,14 @@
--- Where each instance is reached over SSH. No secrets here: passwords and key passphrases live
--- in the OS keychain under "ssh-password:user@host:port" / "ssh-passphrase:PATH".
+-- Where and how each rental is reached over SSH, as the Connect wizard saved it. No secrets:
+-- passwords and key passphrases live in the OS keychain only. One target per instance; saving
+-- again (new port or password after AutoDL powers the machine on again) replaces it.
 CREATE TABLE ssh_targets (
-    instance_id          INTEGER PRIMARY KEY REFERENCES instances (id) ON DELETE CASCADE,
-    host                 TEXT    NOT NULL CHECK (length(trim(host)) > 0),
-    port                 INTEGER NOT NULL CHECK (port BETWEEN 1 AND 65535),
-    user                 TEXT    NOT NULL CHECK (length(user) > 0),
-    identity_file        TEXT,
-    -- ProxyJump hops, comma-separated, outermost first; '' when direct.
-    jump                 TEXT    NOT NULL DEFAULT '',
-    auth                 TEXT    NOT NULL CHECK (auth IN ('key', 'agent', 'password')),
-    -- SHA256 fingerprint confirmed by the user on first connect (also in known_hosts).
-    host_key_fingerprint TEXT,
-    updated_at           TEXT    NOT NULL
+    instance_id INTEGER PRIMARY KEY NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+    ssh_command TEXT    NOT NULL CHECK (length(trim(ssh_command)) > 0),
+    auth_method TEXT    NOT NULL CHECK (auth_method IN ('key', 'agent', 'password')),
+    key_path    TEXT,
+    host        TEXT    NOT NULL,
+    port        INTEGER NOT NULL CHECK (port BETWEEN 1 AND 65535),
+    user        TEXT    NOT NULL,
+    saved_at    TEXT    NOT NULL,
+    CHECK ((auth_method = 'key') = (key_path IS NOT NULL))
 );

@@ -9,6 +9,9 @@ export type Route =
   | { name: 'instance'; instance: string }
   | { name: 'estimate' }
   | { name: 'settings' }
+  | { name: 'connect'; instance: string }
+  | { name: 'verify'; instance: string }
+  | { name: 'terminal'; instance: string }
 
 export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings'
 
@@ -17,7 +20,7 @@ export class Router {
 
   /** The sidebar entry to highlight: an instance page belongs to Rentals. */
   get section(): Section {
-    return this.route.name === 'instance' ? 'rentals' : this.route.name
+    return 'instance' in this.route ? 'rentals' : this.route.name
   }
 
   go(route: Route): void {

@@ -19,8 +19,6 @@ use crate::billing::report::InstanceSummary;
 
 /// Below this much free memory a run is one long sequence away from OOM.
 pub const MIN_HEADROOM_PCT: f64 = 5.0;
-/// Below this a fit is tight: a longer prompt or a bigger batch may not fit.
-pub const COMFORTABLE_HEADROOM_PCT: i32 = 10;
 const GPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
 
 /// Where a price came from: typed in for this plan, or paid for an earlier rental.
@@ -60,8 +58,6 @@ pub fn prices_from_rentals(rentals: &[InstanceSummary]) -> Vec<PriceEntry> {
             None => newest.push((gpu.id.as_str(), rental)),
         }
     }
-    // Oldest first, so the last entry is the most recent rental.
-    newest.sort_by_key(|(_, rental)| rental.created_at);
     // Oldest first, so the last entry is the most recent rental.
     newest.sort_by_key(|(_, rental)| rental.created_at);
     newest
@@ -272,14 +268,13 @@ fn candidate(
         currency: price.map(|p| p.currency.clone()),
         price_origin: price.map(|p| p.origin),
         fp16_tensor_tflops: gpu.fp16_tensor_tflops.as_ref().map(|t| t.value),
-        notes: candidate_notes(gpu, count, vram, need, fits, request),
+        notes: candidate_notes(gpu, count, vram, fits, request),
     }
 }
 
 /// Fitting first; among them priced before unpriced, cheaper plans (or hourly cost) first;
-/// unpriced ones comfortable fits before tight ones, then fewer GPUs, then the smallest card
-/// that fits (least paid-for idle memory), then faster. Cards that do not fit follow, largest
-/// first.
+/// then fewer GPUs, then the smallest card that fits (least paid-for idle memory), then
+/// faster. Cards that do not fit follow, largest first.
 fn compare(a: &Candidate, b: &Candidate) -> Ordering {
     b.fits
         .cmp(&a.fits)
@@ -298,10 +293,7 @@ fn compare(a: &Candidate, b: &Candidate) -> Ordering {
                 (Some(x), Some(y)) => x.cmp(&y),
                 (Some(_), None) => Ordering::Less,
                 (None, Some(_)) => Ordering::Greater,
-                (None, None) => {
-                    let comfortable = |c: &Candidate| c.headroom_pct >= COMFORTABLE_HEADROOM_PCT;
-                    comfortable(b).cmp(&comfortable(a))
-                }
+                (None, None) => Ordering::Equal,
             }
             .then(a.count.cmp(&b.count))
             .then(a.vram_gib.total_cmp(&b.vram_gib))
@@ -318,22 +310,11 @@ fn candidate_notes(
     gpu: &GpuSpec,
     count: u32,
     vram: f64,
-    need: f64,
     fits: bool,
     request: &EstimateRequest,
 ) -> Vec<Note> {
     let mut notes = Vec::new();
     let training = request.task.is_training();
-    let headroom = (vram - need) / vram * 100.0;
-    if fits && headroom < f64::from(COMFORTABLE_HEADROOM_PCT) {
-        notes.push(Note::new(
-            "recommend.tight_fit",
-            format!(
-                "Tight: only {headroom:.0} % of the card stays free; a longer context or a bigger batch may run out of memory."
-            ),
-            format!("余量紧张：只剩 {headroom:.0}% 显存，上下文更长或 batch 更大时可能显存不足。"),
-        ));
-    }
     if !fits && count == 1 && training && !request.grad_checkpointing {
         let mut with_ckpt = request.clone();
         with_ckpt.grad_checkpointing = true;

@@ -327,21 +327,3 @@ fn without_entered_prices_history_uses_the_newest_rental_s_currency() {
     assert_eq!(merged.len(), 1);
     assert_eq!(merged[0].currency, "CNY");
 }
-
-#[test]
-fn tight_fits_follow_comfortable_ones_and_say_they_are_tight() {
-    // 7B fp16 inference (~14.9 GiB) squeezes into 16 GiB cards with ~5 % free.
-    let r = rec(7.0, Task::Inference, Precision::Fp16, |_| {});
-    let v100 = single(&r, "v100-sxm2-16gb");
-    assert!(v100.fits && v100.headroom_pct < COMFORTABLE_HEADROOM_PCT);
-    assert!(v100.notes.iter().any(|n| n.code == "recommend.tight_fit"));
-    let position = |id: &str| {
-        r.candidates
-            .iter()
-            .position(|c| c.gpu_id == id && c.count == 1)
-    };
-    assert!(
-        position("rtx-4090") < position("v100-sxm2-16gb"),
-        "a roomy 24 GB card ranks above a tight 16 GB one"
-    );
-}

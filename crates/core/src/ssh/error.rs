@@ -54,6 +54,7 @@ pub enum SshError {
     )]
     HostKeyUnknown {
         host: String,
+        port: u16,
         fingerprint: String,
         algorithm: String,
     },
@@ -68,6 +69,7 @@ pub enum SshError {
     )]
     HostKeyChanged {
         host: String,
+        port: u16,
         old_fingerprint: String,
         new_fingerprint: String,
         known_hosts: PathBuf,

@@ -17,9 +17,9 @@ mod known_hosts;
 mod open;
 mod parse;
 mod pty;
-mod saved;
 mod secrets;
 mod sftp;
+mod steps;
 mod target;
 mod transfer;
 
@@ -37,9 +37,9 @@ pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
 pub use open::ConnectRequest;
 pub use parse::{parse_ssh_command, JumpHost, SshCommand, SshCommandSummary};
 pub use pty::{PtyEvent, PtyReader, PtySession, PtyWriter};
-pub use saved::{load_target, save_target, AuthKind, SavedTarget};
 pub use secrets::{
     forget_secret, passphrase_account, password_account, store_secret, stored_secret,
 };
 pub use sftp::{ProgressSink, TransferOptions, TransferProgress, TransferReport};
+pub use steps::{ConnectStep, StepEvent, StepObserver, StepStatus};
 pub use target::{LinkState, SshTarget, MAX_CHANNELS};

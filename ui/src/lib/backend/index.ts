@@ -41,6 +41,8 @@ export function currencies(): Promise<string[]> {
   return call<string[]>('currencies')
 }
 
+export * from './connect'
+export * from './verify'
 // Choose GPU (core `catalog`).
 
 export function recommendGpus(request: RecommendRequest): Promise<Recommendation> {
