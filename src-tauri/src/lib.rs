@@ -66,6 +66,8 @@ pub fn run() {
             commands::ssh::forward_close,
             commands::verify::verify_run,
             commands::verify::verify_cancel,
+            commands::verify::verify_history,
+            commands::verify::verify_load,
             commands::catalog::earlier_prices,
         ])
         .run(tauri::generate_context!())

@@ -165,7 +165,7 @@ describe('choose GPU', () => {
     assert.equal(draft.step, null, 'New rental opens at its first step')
     assert.deepEqual(
       draft.values,
-      { gpu_model: 'RTX 4090', gpu_count: 1, planned_hours: '10', price_per_gpu_hour: '2.5', currency: 'USD' },
+      { gpu_model: 'RTX 4090', gpu_count: '1', planned_hours: '10', price_per_gpu_hour: '2.5', currency: 'USD' },
       'the choice is in the New rental draft the form restores',
     )
     assert.equal(await attr('[data-testid="nav-new-rental"]', 'aria-current'), 'page')

@@ -150,7 +150,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Parse(command) => parse::run(command),
-        Command::Verify(args) => verify::run(args),
+        Command::Verify(args) => verify::run(&cli.db_path(), args),
         Command::Instance(command) => instance::run(&cli.db_path(), command),
         Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
         Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),

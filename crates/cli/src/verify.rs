@@ -1,13 +1,15 @@
 //! `leasehold verify`: run the probe battery on an instance (or this computer) and print the
 //! facts and findings. A report: exit 0 even with findings; 1 when the machine was unreachable.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use leasehold_core::diagnose::{DiagnoseContext, Finding, Lang, Severity};
 use leasehold_core::probe::{BatteryOptions, ProbeEvent, ProbeId, ProbeOutcome};
 use leasehold_core::ssh::{ConnectRequest, Secret};
+use leasehold_core::store::Store;
 use leasehold_core::target::LocalTarget;
+use leasehold_core::verify::history::{self, RecordedRun};
 use leasehold_core::verify::{self, VerifyError, VerifyReport};
 
 use crate::output;
@@ -42,6 +44,12 @@ pub struct VerifyArgs {
     /// Leave out a probe (system, gpu, python, conda, torch, docker, ollama, network).
     #[arg(long, value_name = "PROBE")]
     skip: Vec<String>,
+    /// Keep the run under this recorded instance (see `leasehold instance add`).
+    #[arg(long)]
+    instance: Option<String>,
+    /// Do not keep the run in the database.
+    #[arg(long)]
+    no_store: bool,
     /// Language of the findings: zh-CN or en (default from LANG).
     #[arg(long)]
     lang: Option<String>,
@@ -49,7 +57,7 @@ pub struct VerifyArgs {
     json: bool,
 }
 
-pub fn run(args: &VerifyArgs) -> ExitCode {
+pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
     let lang = match &args.lang {
         Some(tag) => match Lang::from_tag(tag) {
             Some(lang) => lang,
@@ -91,6 +99,14 @@ pub fn run(args: &VerifyArgs) -> ExitCode {
             print_progress(&event);
         }
     };
+    let store = if args.no_store {
+        None
+    } else {
+        match runtime.block_on(open_store(db, args.instance.as_deref())) {
+            Ok(store) => store,
+            Err(err) => return output::fail(&err),
+        }
+    };
     let result = runtime.block_on(async {
         let now = chrono::Utc::now();
         match &args.ssh {
@@ -112,13 +128,78 @@ pub fn run(args: &VerifyArgs) -> ExitCode {
             None => verify::verify(&LocalTarget, &options, &context, &sink, now).await,
         }
     });
-    match result {
-        Ok(report) if args.json => output::print_json(&report),
-        Ok(report) => {
-            print_report(&report, lang);
-            ExitCode::SUCCESS
+    let report = match result {
+        Ok(report) => report,
+        Err(err) => return output::fail(&err),
+    };
+    let recorded = store.and_then(|store| {
+        let recorded = runtime.block_on(history::record(&store, args.instance.as_deref(), &report));
+        runtime.block_on(store.close());
+        match recorded {
+            Ok(recorded) => Some(recorded),
+            Err(err) => {
+                esay!("warning: the run was not saved: {err}");
+                None
+            }
         }
-        Err(err) => output::fail(&err),
+    });
+    if args.json {
+        return output::print_json(&report);
+    }
+    print_report(&report, lang);
+    if let Some(recorded) = recorded {
+        print_changes(&recorded, lang);
+    }
+    ExitCode::SUCCESS
+}
+
+/// The database, when runs are kept. Naming an instance requires it to exist; otherwise a
+/// database that cannot be opened only costs the history, not the report.
+async fn open_store(db: &Path, instance: Option<&str>) -> Result<Option<Store>, VerifyError> {
+    match instance {
+        Some(name) => {
+            let store = Store::open(db).await?;
+            history::check_instance(&store, name).await?;
+            Ok(Some(store))
+        }
+        None => match Store::open(db).await {
+            Ok(store) => Ok(Some(store)),
+            Err(err) => {
+                esay!("warning: runs will not be saved: {err}");
+                Ok(None)
+            }
+        },
+    }
+}
+
+fn print_changes(recorded: &RecordedRun, lang: Lang) {
+    let Some(changes) = &recorded.changes else {
+        return;
+    };
+    if changes.is_empty() {
+        say!(
+            "{}",
+            lang.pick(
+                "与上次检查相比没有变化。",
+                "Nothing changed since the last run."
+            )
+        );
+        return;
+    }
+    say!("{}", lang.pick("与上次检查相比：", "Since the last run:"));
+    for finding in &changes.new_findings {
+        say!("  + {} ({})", finding.title, finding.code);
+    }
+    for finding in &changes.resolved_findings {
+        say!("  - {} ({})", finding.title, finding.code);
+    }
+    for fact in &changes.changed_facts {
+        say!(
+            "  {}: {} → {}",
+            fact.path,
+            fact.before.as_deref().unwrap_or("-"),
+            fact.after.as_deref().unwrap_or("-")
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 // private home and database, and tears everything down again. One tauri-driver per launch, so each
 // launch can get its own environment (system language) and relaunching tests "close and reopen".
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { Session, waitFor } from './webdriver.mjs'
@@ -55,11 +55,24 @@ export async function launchApp({ profile, language = 'en_US' }) {
     WEBKIT_DISABLE_DMABUF_RENDERER: '1',
     LIBGL_ALWAYS_SOFTWARE: '1',
   }
+  // Its own process group, so closing kills WebKitWebDriver and the app with it; output to a log
+  // file, never to the test runner's pipe, which a leftover app would otherwise hold open forever.
+  mkdirSync(SCREENSHOT_DIR, { recursive: true })
+  const log = openSync(path.join(SCREENSHOT_DIR, `tauri-driver-${port}.log`), 'a')
   const driver = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+    stdio: ['ignore', log, log],
   })
+  closeSync(log)
   const exited = new Promise((resolve) => driver.once('exit', resolve))
+  const killGroup = () => {
+    try {
+      process.kill(-driver.pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
   try {
     await waitFor(() => portAnswers(port), { timeoutMs: 30_000, what: `tauri-driver on port ${port}` })
     const session = await waitFor(
@@ -72,6 +85,7 @@ export async function launchApp({ profile, language = 'en_US' }) {
         await session.close().catch(() => {})
         driver.kill('SIGTERM')
         await exited
+        killGroup()
         // WebKitWebDriver exits after its session; wait until its port is really released.
         await waitFor(async () => !(await portAnswers(nativePort)), { timeoutMs: 15_000, what: 'WebKitWebDriver to exit' })
       },
@@ -79,6 +93,7 @@ export async function launchApp({ profile, language = 'en_US' }) {
   } catch (error) {
     driver.kill('SIGTERM')
     await exited
+    killGroup()
     throw error
   }
 }

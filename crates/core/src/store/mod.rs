@@ -10,6 +10,7 @@
 
 mod error;
 pub mod ledger;
+pub mod probe_runs;
 pub mod ssh_targets;
 
 use std::path::Path;
@@ -91,11 +92,6 @@ impl Store {
             .await
             .map_err(StoreError::Migrate)?;
         Ok(Self { pool })
-    }
-
-    /// A store over a pool someone else opened and migrated (the desktop app's).
-    pub fn from_pool(pool: SqlitePool) -> Self {
-        Self { pool }
     }
 
     /// The pool, for repository reads.

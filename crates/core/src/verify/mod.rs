@@ -2,6 +2,8 @@
 //! target (connected with [`crate::ssh::ConnectRequest`]) and diagnose the facts. The CLI's `verify` and the app's Verify page both call
 //! [`verify`], so they report the same facts and findings.
 
+pub mod history;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -9,6 +11,7 @@ use ts_rs::TS;
 use crate::diagnose::{self, DiagnoseContext, Finding};
 use crate::probe::{self, BatteryOptions, Facts, ProbeError, ProbeSink};
 use crate::ssh::SshError;
+use crate::store::StoreError;
 use crate::target::Target;
 
 /// What `verify` found: the facts and the findings drawn from them.
@@ -25,6 +28,14 @@ pub enum VerifyError {
     Ssh(#[from] SshError),
     #[error(transparent)]
     Probe(#[from] ProbeError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("no instance named {0:?} is recorded; `leasehold instance add` records one")]
+    UnknownInstance(String),
+    #[error("no verify run with id {0}")]
+    UnknownRun(i64),
+    #[error("stored verify run {0} cannot be read: {1}")]
+    CorruptRun(i64, String),
 }
 
 impl crate::Coded for VerifyError {
@@ -32,6 +43,10 @@ impl crate::Coded for VerifyError {
         match self {
             Self::Ssh(err) => err.code(),
             Self::Probe(err) => err.code(),
+            Self::Store(err) => err.code(),
+            Self::UnknownInstance(_) => "verify.unknown_instance",
+            Self::UnknownRun(_) => "verify.unknown_run",
+            Self::CorruptRun(..) => "verify.corrupt_run",
         }
     }
 
@@ -39,6 +54,9 @@ impl crate::Coded for VerifyError {
         match self {
             Self::Ssh(err) => err.is_bad_input(),
             Self::Probe(err) => err.is_bad_input(),
+            Self::Store(err) => err.is_bad_input(),
+            Self::UnknownInstance(_) | Self::UnknownRun(_) => true,
+            Self::CorruptRun(..) => false,
         }
     }
 }

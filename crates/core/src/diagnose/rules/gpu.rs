@@ -91,6 +91,7 @@ fn xids(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
                 |m| m.text(lang),
             );
             let d = draft(lang, "gpu.xid", severity)
+                .subject(format!("xid{code}"))
                 .title(format!("内核报告了 GPU 错误 Xid {code}"), format!("The kernel reported GPU error Xid {code}"))
                 .detail(
                     format!("Xid {code}：{what}。共出现 {} 次。", lines.len()),
@@ -160,6 +161,7 @@ fn busy(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
             .map(|p| p.pid.to_string())
             .collect();
         let d = draft(lang, "gpu.busy", Severity::Warning)
+            .subject(format!("gpu{}", gpu.index))
             .title(format!("{} 的显存已被占用", label(gpu)), format!("Memory on {} is already taken", label(gpu)))
             .detail(zh, en)
             .run("列出占用显存的进程：", "List the processes holding GPU memory:", "nvidia-smi --query-compute-apps=pid,used_memory,process_name --format=csv")
@@ -242,6 +244,7 @@ fn stress(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
                 let oom = error.to_ascii_lowercase().contains("out of memory");
                 findings.push(
                     draft(lang, "gpu.stress_failed", Severity::Error)
+                        .subject(format!("gpu{}:{}", device.index, run.dtype))
                         .title(format!("{who} 压力测试出错"), format!("The stress test failed on {who}"))
                         .detail(
                             if oom { "8192×8192 的矩阵乘法只要不到 1 GiB 显存，却报显存不足：显存被别的进程占用了。" } else { "一个简单的矩阵乘法在这张卡上报错或算出 NaN。代码没有问题时，这说明驱动不稳定、显存出错或散热不足——应该找平台处理，而不是继续调代码。" },
@@ -285,6 +288,7 @@ fn stress(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
             };
             findings.push(
                 draft(lang, "gpu.underperforming", Severity::Warning)
+                    .subject(format!("gpu{}:{}", device.index, run.dtype))
                     .title(format!("{who} 没有发挥应有的算力"), format!("{who} is not delivering its speed"))
                     .detail(
                         format!("{zh}多为过热降频、功耗墙被调低，或有别的进程在抢这张卡。"),

@@ -24,7 +24,7 @@ describe('"Rent this"', () => {
   it('fills the GPU, the count, the planned hours and the known price', () => {
     expect(choiceFor(twoA100, '10')).toEqual({
       gpu_model: 'A100-SXM4-80GB',
-      gpu_count: 2,
+      gpu_count: '2',
       planned_hours: '10',
       price_per_gpu_hour: '6.5',
       currency: 'CNY',
@@ -33,7 +33,7 @@ describe('"Rent this"', () => {
 
   it('leaves the price to the form when none is known', () => {
     const choice = choiceFor({ ...twoA100, price_per_hour: null, plan_cost: null, currency: null, price_origin: null }, null)
-    expect(choice).toEqual({ gpu_model: 'A100-SXM4-80GB', gpu_count: 2, planned_hours: '' })
+    expect(choice).toEqual({ gpu_model: 'A100-SXM4-80GB', gpu_count: '2', planned_hours: '' })
   })
 
   it("keeps what was already typed in New rental and reopens it at the first step", () => {
@@ -41,7 +41,7 @@ describe('"Rent this"', () => {
     const draft = draftWithChoice(existing, choiceFor(twoA100, '10'))
     expect(draft.step).toBeNull()
     expect(draft.furthest).toBe(2)
-    expect(draft.values).toMatchObject({ name: 'my-run', gpu_model: 'A100-SXM4-80GB', gpu_count: 2 })
+    expect(draft.values).toMatchObject({ name: 'my-run', gpu_model: 'A100-SXM4-80GB', gpu_count: '2' })
   })
 
   it('starts a fresh draft when there is none or it is from another format', () => {

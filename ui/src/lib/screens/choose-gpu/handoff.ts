@@ -7,10 +7,10 @@ import { shortGpuName } from './format'
 
 export const NEW_RENTAL_WIZARD = 'new_rental'
 
-/** The New rental fields this screen fills. */
+/** The New rental fields this screen fills, as that form keeps them (text, as typed). */
 export interface RentalChoice {
   gpu_model: string
-  gpu_count: number
+  gpu_count: string
   planned_hours: string
   /** Per card per hour; only when the user gave one. */
   price_per_gpu_hour?: string
@@ -20,7 +20,7 @@ export interface RentalChoice {
 export function choiceFor(candidate: Candidate, plannedHours: string | null): RentalChoice {
   const choice: RentalChoice = {
     gpu_model: shortGpuName(candidate.gpu),
-    gpu_count: candidate.count,
+    gpu_count: String(candidate.count),
     planned_hours: plannedHours ?? '',
   }
   if (candidate.price_per_hour !== null && candidate.currency !== null) {

@@ -4,6 +4,7 @@
 import type { Finding } from '../../bindings/Finding'
 import type { ProbeEvent } from '../../bindings/ProbeEvent'
 import type { ProbeId } from '../../bindings/ProbeId'
+import type { ProbeRun } from '../../bindings/ProbeRun'
 import type { Severity } from '../../bindings/Severity'
 
 export const PROBES: readonly ProbeId[] = ['system', 'gpu', 'python', 'conda', 'torch', 'docker', 'ollama', 'network', 'stress']
@@ -90,6 +91,13 @@ export class Checklist {
       if (finding.severity === 'error') this.states[probe] = 'failed'
       else if (finding.severity === 'warning' && current === 'done') this.states[probe] = 'warning'
     }
+  }
+
+  /** Show a stored run as it ended. */
+  restore(probes: readonly ProbeRun[], findings: readonly Finding[]): void {
+    this.start(probes.some((run) => run.probe === 'stress' && run.outcome !== 'skipped'))
+    for (const run of probes) this.apply({ event: 'finished', run })
+    this.settle(findings)
   }
 
   /** The run was cancelled or could not connect: what never finished is no longer running. */

@@ -55,6 +55,20 @@ describe('Checklist', () => {
     expect(list.states.gpu).toBe('failed')
   })
 
+  it('shows a stored run as it ended, stress test included only when it ran', () => {
+    const list = new Checklist()
+    list.restore(
+      [
+        { probe: 'gpu', outcome: 'ok', duration_ms: 300, message: null },
+        { probe: 'torch', outcome: 'ok', duration_ms: 200, message: null },
+        { probe: 'stress', outcome: 'skipped', duration_ms: 0, message: null },
+      ],
+      [finding('torch.cpu_build', 'error')],
+    )
+    expect(list.states).toMatchObject({ gpu: 'done', torch: 'failed', stress: 'skipped' })
+    expect(list.progress.total, 'the skipped stress test is not counted').toBe(8)
+  })
+
   it('stops showing probes as running when the run is abandoned', () => {
     const list = new Checklist()
     list.start(false)
