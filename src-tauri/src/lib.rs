@@ -38,6 +38,12 @@ pub fn run() {
             commands::catalog::gpu_catalog,
             commands::catalog::model_presets,
             commands::catalog::local_gpus,
+            commands::verify::verify_local,
+            commands::verify::verify_ssh,
+            commands::verify::verify_history,
+            commands::verify::verify_run,
+            commands::verify::verify_changes,
+            commands::verify::diagnose_facts,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {

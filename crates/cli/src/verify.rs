@@ -133,7 +133,11 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
         Err(err) => return output::fail(&err),
     };
     let recorded = store.and_then(|store| {
-        let recorded = runtime.block_on(history::record(&store, args.instance.as_deref(), &report));
+        let recorded = runtime.block_on(history::record(
+            store.pool(),
+            args.instance.as_deref(),
+            &report,
+        ));
         runtime.block_on(store.close());
         match recorded {
             Ok(recorded) => Some(recorded),
@@ -159,7 +163,7 @@ async fn open_store(db: &Path, instance: Option<&str>) -> Result<Option<Store>, 
     match instance {
         Some(name) => {
             let store = Store::open(db).await?;
-            history::check_instance(&store, name).await?;
+            history::check_instance(store.pool(), name).await?;
             Ok(Some(store))
         }
         None => match Store::open(db).await {

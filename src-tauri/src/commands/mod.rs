@@ -7,3 +7,4 @@
 pub mod app;
 pub mod catalog;
 pub mod settings;
+pub mod verify;
