@@ -8,15 +8,11 @@ SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TOOLS := $(CURDIR)/.tools
 export PATH := $(TOOLS)/bin:$(PATH)
-# ts-rs writes bindings whenever its tests run (`make bindings`, and nextest in `make test`): always
-# into the UI, never into a stray crates/*/bindings folder. JSON numbers are JS numbers, not bigint.
-export TS_RS_EXPORT_DIR := $(CURDIR)/ui/src/lib/bindings
-export TS_RS_LARGE_INT := number
 
 APT_PACKAGES := build-essential pkg-config libssl-dev libsqlite3-dev libwebkit2gtk-4.1-dev \
 	libayatana-appindicator3-dev librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver \
 	openssh-server openssh-client sshpass iproute2 x11-utils imagemagick fonts-noto-cjk \
-	python3 procps curl
+	python3 procps curl locales
 
 APP_BIN := target/debug/leasehold-app
 CLI_BIN := target/debug/leasehold
@@ -72,12 +68,12 @@ core-is-tauri-free:
 	  echo "leasehold-core depends on Tauri; keep the domain free of it"; exit 1; \
 	fi
 
-# TypeScript types for everything that crosses IPC are generated from Rust (ts-rs) and committed:
-# the domain's types from leasehold-core, transport-only types from the app crate (which embeds
-# ui/dist, hence `ui` first).
+# TypeScript types for everything that crosses IPC are generated from Rust (ts-rs) and committed;
+# .cargo/config.toml points TS_RS_EXPORT_DIR at ui/src/lib/bindings. The app crate embeds ui/dist,
+# hence `ui` first.
 bindings: ui
 	rm -rf ui/src/lib/bindings
-	cargo test -p leasehold-core -p leasehold-app --lib export_bindings -- --quiet
+	cargo test --workspace --lib export_bindings -- --quiet
 
 bindings-check: bindings
 	@git add -N ui/src/lib/bindings 2>/dev/null || true

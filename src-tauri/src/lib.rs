@@ -1,5 +1,6 @@
 //! The desktop shell: window, state and thin commands. Every decision lives in leasehold-core.
 
+mod cancel;
 mod commands;
 mod logging;
 mod state;
@@ -24,6 +25,7 @@ pub fn run() {
         }
     };
     tauri::Builder::default()
+        .plugin(tauri_plugin_opener::init())
         .manage(state)
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
@@ -32,18 +34,41 @@ pub fn run() {
             commands::settings::load_draft,
             commands::settings::save_draft,
             commands::settings::clear_draft,
+            commands::billing::provider_presets,
+            commands::billing::currencies,
+            commands::billing::validate_rental,
+            commands::billing::add_rental,
+            commands::billing::list_rentals,
+            commands::billing::rental_detail,
+            commands::billing::record_power,
+            commands::billing::forecast_rental,
+            commands::billing::estimate_cost,
+            commands::billing::rent_vs_buy,
             commands::catalog::estimate_vram,
             commands::catalog::recommend_gpus,
             commands::catalog::choose_torch_wheel,
             commands::catalog::gpu_catalog,
             commands::catalog::model_presets,
             commands::catalog::local_gpus,
-            commands::verify::verify_local,
-            commands::verify::verify_ssh,
-            commands::verify::verify_history,
+            commands::ssh::connect_choices,
+            commands::ssh::connect_preview,
+            commands::ssh::connect_generate_key,
+            commands::ssh::connect_test,
+            commands::ssh::connect_saved_target,
+            commands::ssh::connect_status,
+            commands::ssh::connect_disconnect,
+            commands::ssh::terminal_open,
+            commands::ssh::terminal_write,
+            commands::ssh::terminal_resize,
+            commands::ssh::terminal_close,
+            commands::ssh::forward_open,
+            commands::ssh::forward_list,
+            commands::ssh::forward_close,
             commands::verify::verify_run,
-            commands::verify::verify_changes,
-            commands::verify::diagnose_facts,
+            commands::verify::verify_cancel,
+            commands::verify::verify_history,
+            commands::verify::verify_load,
+            commands::catalog::earlier_prices,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {

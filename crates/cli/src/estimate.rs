@@ -1,12 +1,18 @@
 //! `leasehold estimate` and `leasehold recommend`: GPU memory for a task, and the GPUs that fit.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use chrono::Utc;
+use leasehold_core::billing::ledger;
+use leasehold_core::store::Store;
 
 use clap::Args;
 use leasehold_core::catalog::estimate::{Estimate, MemoryParts, Note};
 use leasehold_core::catalog::recommend::Candidate;
 use leasehold_core::catalog::{
-    estimate, recommend, EstimateRequest, Optimizer, Precision, PriceEntry, RecommendRequest, Task,
+    estimate, merge_prices, prices_from_rentals, recommend, EstimateRequest, Optimizer, Precision,
+    PriceEntry, PriceOrigin, RecommendRequest, Task,
 };
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -81,6 +87,7 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub hours: Option<Decimal>,
     /// A price you pay per card per hour, as "GPU=PRICE" (e.g. "RTX 4090=2.50"); repeatable.
+    /// Prices paid for rentals recorded in the database (--db) are used for GPUs not given here.
     #[arg(long = "price", value_name = "GPU=PRICE")]
     pub prices: Vec<String>,
     /// Currency of the prices.
@@ -177,6 +184,7 @@ struct CandidateJson<'a> {
     price_per_hour: Option<Decimal>,
     plan_cost: Option<Decimal>,
     currency: Option<&'a str>,
+    price_origin: Option<PriceOrigin>,
     notes: Vec<&'a str>,
 }
 
@@ -199,6 +207,7 @@ fn candidate_json(c: &Candidate) -> CandidateJson<'_> {
         price_per_hour: c.price_per_hour,
         plan_cost: c.plan_cost,
         currency: c.currency.as_deref(),
+        price_origin: c.price_origin,
         notes: english(&c.notes),
     }
 }
@@ -219,11 +228,39 @@ fn parse_price(text: &str, currency: &str) -> Result<PriceEntry, String> {
         gpu: gpu.trim().to_owned(),
         price_per_hour,
         currency: currency.to_owned(),
+        origin: PriceOrigin::Entered,
     })
 }
 
-pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
-    let prices = match args
+/// Prices paid for the rentals recorded in the database, if there is one. Reading history is
+/// a bonus: when it fails the recommendation goes on without it and says why on stderr.
+fn rental_prices(db: &Path) -> Vec<PriceEntry> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    let read = async {
+        let store = Store::open(db).await?;
+        ledger::list(&store, Utc::now()).await
+    };
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| err.to_string())
+        .and_then(|runtime| runtime.block_on(read).map_err(|err| err.to_string()));
+    match result {
+        Ok(rentals) => prices_from_rentals(&rentals),
+        Err(err) => {
+            eprintln!(
+                "warning: could not read earlier rentals' prices from {}: {err}",
+                db.display()
+            );
+            Vec::new()
+        }
+    }
+}
+
+pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
+    let entered = match args
         .prices
         .iter()
         .map(|p| parse_price(p, &args.currency))
@@ -235,7 +272,7 @@ pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
     let request = RecommendRequest {
         estimate: args.model.request(args.task),
         hours: args.hours,
-        prices,
+        prices: merge_prices(entered, rental_prices(db)),
     };
     let result = match recommend(&request) {
         Ok(result) => result,

@@ -50,7 +50,7 @@ where
         .enable_all()
         .build()
         .map_err(|err| {
-            esay!("error: could not start the async runtime: {err}");
+            eprintln!("error: could not start the async runtime: {err}");
             ExitCode::from(output::EXIT_FAILURE)
         })?;
     runtime.block_on(work).map_err(|err| output::fail(&err))

@@ -26,6 +26,7 @@ mod ledger;
 mod output;
 mod parse;
 mod rent_vs_buy;
+mod rule_flags;
 mod ssh;
 mod verify;
 
@@ -170,7 +171,7 @@ fn main() -> ExitCode {
         } => ssh::copy(ssh, source, destination, *json),
         Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
         Command::Estimate(args) => estimate::run_estimate(args),
-        Command::Recommend(args) => estimate::run_recommend(args),
+        Command::Recommend(args) => estimate::run_recommend(args, &cli.db_path()),
         Command::TorchWheel(args) => gpus::run_torch_wheel(args),
         Command::Gpus(args) => gpus::run_gpus(args),
         Command::LocalGpu(args) => gpus::run_local_gpu(args),

@@ -23,7 +23,7 @@ pub fn say(line: std::fmt::Arguments<'_>) {
         if err.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
-        esay!("error: could not write to stdout: {err}");
+        eprintln!("error: could not write to stdout: {err}");
         std::process::exit(i32::from(EXIT_FAILURE));
     }
 }
@@ -36,7 +36,7 @@ pub fn print_json<T: Serialize>(value: &T) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
-            esay!("error: could not encode the result as JSON: {err}");
+            eprintln!("error: could not encode the result as JSON: {err}");
             ExitCode::from(EXIT_FAILURE)
         }
     }
@@ -44,7 +44,7 @@ pub fn print_json<T: Serialize>(value: &T) -> ExitCode {
 
 /// Report a core error on stderr (`error: message [code]`) and map it to the exit code.
 pub fn fail<E: Coded>(err: &E) -> ExitCode {
-    esay!("error: {err} [{}]", err.code());
+    eprintln!("error: {err} [{}]", err.code());
     ExitCode::from(if err.is_bad_input() {
         EXIT_BAD_INPUT
     } else {
@@ -54,6 +54,6 @@ pub fn fail<E: Coded>(err: &E) -> ExitCode {
 
 /// Report bad command-line input that never reached core.
 pub fn bad_input(message: impl std::fmt::Display) -> ExitCode {
-    esay!("error: {message}");
+    eprintln!("error: {message}");
     ExitCode::from(EXIT_BAD_INPUT)
 }

@@ -134,7 +134,7 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
     };
     let recorded = store.and_then(|store| {
         let recorded = runtime.block_on(history::record(
-            store.pool(),
+            &store,
             args.instance.as_deref(),
             &report,
         ));
@@ -163,7 +163,7 @@ async fn open_store(db: &Path, instance: Option<&str>) -> Result<Option<Store>, 
     match instance {
         Some(name) => {
             let store = Store::open(db).await?;
-            history::check_instance(store.pool(), name).await?;
+            history::check_instance(&store, name).await?;
             Ok(Some(store))
         }
         None => match Store::open(db).await {

@@ -5,6 +5,7 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod connect;
 pub mod diagnose;
 pub mod error;
 pub mod paths;

@@ -5,6 +5,8 @@
 #![allow(clippy::needless_pass_by_value)]
 
 pub mod app;
+pub mod billing;
 pub mod catalog;
 pub mod settings;
+pub mod ssh;
 pub mod verify;

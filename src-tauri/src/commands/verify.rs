@@ -1,105 +1,92 @@
-//! Verify page (core `verify`): run the probe battery here or on an instance with progress
-//! streamed to the window, keep the run, read the history and what changed.
+//! Verify: thin commands over `leasehold_core::verify`. The battery runs on the instance's live
+//! connection, reports each probe through a channel, can be stopped from the UI, and every run is
+//! kept with what changed since the one before.
 
+use leasehold_core::connect;
 use leasehold_core::diagnose::diff::RunDiff;
-use leasehold_core::diagnose::{self, Finding};
-use leasehold_core::probe::{Facts, ProbeEvent};
-use leasehold_core::target::LocalTarget;
-use leasehold_core::verify::history::{self, RunSummary};
-use leasehold_core::verify::{
-    self, SshConnection, VerifyError, VerifyOutcome, VerifyReport, VerifyRequest,
-};
+use leasehold_core::diagnose::{DiagnoseContext, Lang};
+use leasehold_core::probe::{BatteryOptions, ProbeEvent};
+use leasehold_core::verify::history::{self, RecordedRun, RunSummary};
+use leasehold_core::verify::{self, VerifyReport};
 use leasehold_core::ApiError;
+use serde::Serialize;
 use tauri::ipc::Channel;
+use tracing::instrument;
+use ts_rs::TS;
 
 use crate::state::AppState;
 
-async fn run_and_keep(
-    state: &AppState,
-    target: &dyn leasehold_core::target::Target,
-    request: &VerifyRequest,
-    progress: Channel<ProbeEvent>,
-) -> Result<VerifyOutcome, VerifyError> {
-    if let Some(name) = &request.instance {
-        history::check_instance(&state.db, name).await?;
-    }
-    let sink = move |event: ProbeEvent| {
-        // A closed window only loses progress, never the run.
-        let _ = progress.send(event);
-    };
-    let report = verify::verify(
-        target,
-        &request.battery_options(),
-        &request.context(),
-        &sink,
-        chrono::Utc::now(),
-    )
-    .await?;
-    let recorded = history::record(&state.db, request.instance.as_deref(), &report).await?;
-    Ok(VerifyOutcome { report, recorded })
+/// How many earlier runs the Verify page lists.
+const HISTORY_LIMIT: u32 = 20;
+
+/// A run as the Verify page shows it: the report, and its place in the instance's history.
+#[derive(Debug, Serialize, TS)]
+#[ts(export)]
+pub struct VerifyOutcome {
+    pub report: VerifyReport,
+    pub run: RecordedRun,
 }
 
+/// Run the checks on `instance`; `stress` adds the matmul stress test. Findings are written in
+/// `lang`. Fails with `verify.cancelled` when stopped with `verify_cancel`.
 #[tauri::command]
-#[tracing::instrument(skip(state, progress), err(Debug))]
-pub async fn verify_local(
-    state: tauri::State<'_, AppState>,
-    request: VerifyRequest,
-    progress: Channel<ProbeEvent>,
-) -> Result<VerifyOutcome, ApiError> {
-    Ok(run_and_keep(&state, &LocalTarget, &request, progress).await?)
-}
-
-/// `connection` carries no password: keys and the agent only (passwords stay in the keychain).
-#[tauri::command]
-#[tracing::instrument(skip(state, progress), err(Debug))]
-pub async fn verify_ssh(
-    state: tauri::State<'_, AppState>,
-    connection: SshConnection,
-    request: VerifyRequest,
-    progress: Channel<ProbeEvent>,
-) -> Result<VerifyOutcome, ApiError> {
-    let target = connection
-        .request()
-        .connect()
-        .await
-        .map_err(VerifyError::from)?;
-    let outcome = run_and_keep(&state, &target, &request, progress).await;
-    target.disconnect().await;
-    Ok(outcome?)
-}
-
-#[tauri::command]
-#[tracing::instrument(skip(state), err(Debug))]
-pub async fn verify_history(
-    state: tauri::State<'_, AppState>,
-    instance: Option<String>,
-    target: String,
-    limit: Option<u32>,
-) -> Result<Vec<RunSummary>, ApiError> {
-    Ok(history::history(&state.db, instance.as_deref(), &target, limit.unwrap_or(50)).await?)
-}
-
-#[tauri::command]
-#[tracing::instrument(skip(state), err(Debug))]
+#[instrument(skip(state, on_progress), err(Debug))]
 pub async fn verify_run(
     state: tauri::State<'_, AppState>,
-    id: i64,
-) -> Result<VerifyReport, ApiError> {
-    Ok(history::load(&state.db, id).await?)
+    instance: String,
+    stress: bool,
+    lang: Lang,
+    on_progress: Channel<ProbeEvent>,
+) -> Result<VerifyOutcome, ApiError> {
+    let expected_gpu_count =
+        connect::rented_gpu_count(&mut *state.conn().await?, &instance).await?;
+    let target = state.live_target(&instance).await?;
+    let mut options = BatteryOptions::default();
+    options.stress = stress;
+    let context = DiagnoseContext {
+        lang,
+        expected_gpu_count,
+    };
+    let sink = move |event: ProbeEvent| {
+        let _ = on_progress.send(event);
+    };
+    let run = verify::verify(target.as_ref(), &options, &context, &sink, state.now());
+    let report = match state.checks.run(&instance, run).await {
+        Some(report) => report?,
+        None => return Err(ApiError::new("verify.cancelled", "the checks were stopped")),
+    };
+    let run = history::record(&state.store, Some(&instance), &report).await?;
+    Ok(VerifyOutcome { report, run })
 }
 
+/// Stop the checks running on `instance` (no-op when none run).
 #[tauri::command]
-#[tracing::instrument(skip(state), err(Debug))]
-pub async fn verify_changes(
+#[instrument(skip(state))]
+pub fn verify_cancel(state: tauri::State<'_, AppState>, instance: String) {
+    state.checks.cancel(&instance);
+}
+
+/// Earlier runs of `instance`, newest first.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn verify_history(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<Vec<RunSummary>, ApiError> {
+    Ok(history::history(&state.store, Some(&instance), "", HISTORY_LIMIT).await?)
+}
+
+/// One stored run and what changed since the run before it.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn verify_load(
     state: tauri::State<'_, AppState>,
     id: i64,
-) -> Result<Option<RunDiff>, ApiError> {
-    Ok(history::changes(&state.db, id).await?)
-}
-
-/// The findings of stored facts in another language (pure; for a language switch).
-#[tauri::command]
-#[tracing::instrument(skip(facts))]
-pub fn diagnose_facts(facts: Facts, request: VerifyRequest) -> Vec<Finding> {
-    diagnose::diagnose(&facts, &request.context())
+) -> Result<VerifyOutcome, ApiError> {
+    let report = history::load(&state.store, id).await?;
+    let changes: Option<RunDiff> = history::changes(&state.store, id).await?;
+    Ok(VerifyOutcome {
+        report,
+        run: RecordedRun { id, changes },
+    })
 }

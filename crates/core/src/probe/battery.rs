@@ -9,8 +9,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -316,14 +315,15 @@ pub async fn run_battery(
         .into_iter()
         .filter(|p| wanted(p) && *p != ProbeId::Stress)
         .collect();
-    // Boxed and collected first: a stream holding the mapping closure itself makes the whole
-    // battery future fail the `Send` check callers (Tauri commands) need.
-    let pending: Vec<BoxFuture<'_, Attempt>> = first_wave
-        .iter()
-        .map(|p| attempt(target, *p, options, sink).boxed())
-        .collect();
-    let mut attempts =
-        futures::stream::iter(pending).buffer_unordered(options.max_concurrent.max(1));
+    // By value, not `.iter()`: a closure over `&ProbeId` makes the whole battery future
+    // impossible for rustc to prove `Send` (higher-ranked lifetime), which the app's async
+    // commands require.
+    let mut attempts = futures::stream::iter(
+        first_wave
+            .into_iter()
+            .map(|p| attempt(target, p, options, sink)),
+    )
+    .buffer_unordered(options.max_concurrent.max(1));
     let mut tried = 0usize;
     let mut connection_errors = Vec::new();
     while let Some(done) = attempts.next().await {

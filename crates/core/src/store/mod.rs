@@ -11,6 +11,7 @@
 mod error;
 pub mod ledger;
 pub mod probe_runs;
+pub mod ssh_targets;
 
 use std::path::Path;
 use std::str::FromStr;

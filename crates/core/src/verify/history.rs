@@ -10,8 +10,7 @@ use crate::diagnose::diff::{diff_runs, RunDiff};
 use crate::diagnose::{Finding, Severity};
 use crate::probe::Facts;
 use crate::store::probe_runs::{self, NewProbeRunRow, ProbeRunRow, RunOwner};
-use crate::store::{ledger, StoreError};
-use sqlx::SqlitePool;
+use crate::store::{ledger, Store};
 
 /// A stored run as the history list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -37,8 +36,12 @@ pub struct RecordedRun {
     pub changes: Option<RunDiff>,
 }
 
-async fn instance_id(db: &SqlitePool, name: &str) -> Result<i64, VerifyError> {
-    let mut conn = db.acquire().await.map_err(StoreError::Query)?;
+async fn instance_id(store: &Store, name: &str) -> Result<i64, VerifyError> {
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::Query)?;
     ledger::find_instance(&mut conn, name)
         .await?
         .map(|row| row.id)
@@ -46,8 +49,8 @@ async fn instance_id(db: &SqlitePool, name: &str) -> Result<i64, VerifyError> {
 }
 
 /// Fail early (before probing) when `instance` names no recorded instance.
-pub async fn check_instance(db: &SqlitePool, instance: &str) -> Result<(), VerifyError> {
-    instance_id(db, instance).await.map(|_| ())
+pub async fn check_instance(store: &Store, instance: &str) -> Result<(), VerifyError> {
+    instance_id(store, instance).await.map(|_| ())
 }
 
 fn count(findings: &[Finding], severity: Severity) -> i64 {
@@ -64,12 +67,12 @@ fn decode(row: &ProbeRunRow) -> Result<VerifyReport, VerifyError> {
 
 /// Store a run (under `instance` when given) and compare it with the previous one.
 pub async fn record(
-    db: &SqlitePool,
+    store: &Store,
     instance: Option<&str>,
     report: &VerifyReport,
 ) -> Result<RecordedRun, VerifyError> {
     let instance_id = match instance {
-        Some(name) => Some(instance_id(db, name).await?),
+        Some(name) => Some(instance_id(store, name).await?),
         None => None,
     };
     let facts = serde_json::to_string(&report.facts)
@@ -79,10 +82,9 @@ pub async fn record(
     let keys: Vec<String> = report.findings.iter().map(Finding::key).collect();
     let finding_keys =
         serde_json::to_string(&keys).map_err(|e| VerifyError::CorruptRun(0, e.to_string()))?;
-    // One INSERT is atomic on its own; no transaction needed.
-    let mut conn = db.acquire().await.map_err(StoreError::Query)?;
+    let mut tx = store.write().await?;
     let id = probe_runs::insert_probe_run(
-        &mut conn,
+        &mut tx,
         &NewProbeRunRow {
             instance_id,
             target: &report.facts.target,
@@ -95,16 +97,20 @@ pub async fn record(
         },
     )
     .await?;
-    drop(conn);
+    tx.commit().await.map_err(crate::store::StoreError::Query)?;
     Ok(RecordedRun {
         id,
-        changes: changes(db, id).await?,
+        changes: changes(store, id).await?,
     })
 }
 
 /// What changed between run `id` and the run before it; `None` when it is the first.
-pub async fn changes(db: &SqlitePool, id: i64) -> Result<Option<RunDiff>, VerifyError> {
-    let mut conn = db.acquire().await.map_err(StoreError::Query)?;
+pub async fn changes(store: &Store, id: i64) -> Result<Option<RunDiff>, VerifyError> {
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::Query)?;
     let run = probe_runs::get_probe_run(&mut conn, id)
         .await?
         .ok_or(VerifyError::UnknownRun(id))?;
@@ -120,17 +126,21 @@ pub async fn changes(db: &SqlitePool, id: i64) -> Result<Option<RunDiff>, Verify
 
 /// Runs of an instance (by name) or, without one, of a target, newest first.
 pub async fn history(
-    db: &SqlitePool,
+    store: &Store,
     instance: Option<&str>,
     target: &str,
     limit: u32,
 ) -> Result<Vec<RunSummary>, VerifyError> {
     let id = match instance {
-        Some(name) => Some(instance_id(db, name).await?),
+        Some(name) => Some(instance_id(store, name).await?),
         None => None,
     };
     let owner = id.map_or(RunOwner::Target(target), RunOwner::Instance);
-    let mut conn = db.acquire().await.map_err(StoreError::Query)?;
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::Query)?;
     let rows = probe_runs::list_probe_runs(&mut conn, owner, i64::from(limit)).await?;
     rows.iter()
         .map(|row| {
@@ -148,8 +158,12 @@ pub async fn history(
 }
 
 /// One stored run, decoded.
-pub async fn load(db: &SqlitePool, id: i64) -> Result<VerifyReport, VerifyError> {
-    let mut conn = db.acquire().await.map_err(StoreError::Query)?;
+pub async fn load(store: &Store, id: i64) -> Result<VerifyReport, VerifyError> {
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::Query)?;
     let row = probe_runs::get_probe_run(&mut conn, id)
         .await?
         .ok_or(VerifyError::UnknownRun(id))?;
@@ -163,7 +177,6 @@ mod tests {
     use super::*;
     use crate::diagnose::{diagnose, DiagnoseContext, Lang};
     use crate::probe::nvidia_smi;
-    use crate::store::Store;
 
     fn report_at(hour: u32, nvidia_smi_text: &str) -> VerifyReport {
         let at = Utc
@@ -189,13 +202,12 @@ mod tests {
     #[tokio::test]
     async fn runs_are_kept_per_target_with_what_changed_since_the_last() {
         let store = Store::open_in_memory().await.expect("store");
-        let store = store.pool();
-        let first = record(store, None, &report_at(10, HEALTHY))
+        let first = record(&store, None, &report_at(10, HEALTHY))
             .await
             .expect("first run stored");
         assert_eq!(first.changes, None, "nothing to compare the first run with");
         let broken = report_at(11, "No devices were found");
-        let second = record(store, None, &broken)
+        let second = record(&store, None, &broken)
             .await
             .expect("second run stored");
         let changes = second.changes.expect("compared with the first run");
@@ -214,7 +226,7 @@ mod tests {
                 && c.before.as_deref() == Some("ok")
                 && c.after.as_deref() == Some("no_devices")));
 
-        let listed = history(store, None, "root@gpu.example:22", 10)
+        let listed = history(&store, None, "root@gpu.example:22", 10)
             .await
             .expect("history");
         assert_eq!(
@@ -227,10 +239,10 @@ mod tests {
             (1, vec!["driver.no_devices".to_owned()])
         );
         assert_eq!(
-            load(store, first.id).await.expect("loads"),
+            load(&store, first.id).await.expect("loads"),
             report_at(10, HEALTHY)
         );
-        assert!(history(store, None, "someone-else:22", 10)
+        assert!(history(&store, None, "someone-else:22", 10)
             .await
             .expect("history")
             .is_empty());
@@ -239,8 +251,7 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_instance_is_refused_as_bad_input() {
         let store = Store::open_in_memory().await.expect("store");
-        let store = store.pool();
-        let err = record(store, Some("nope"), &report_at(10, HEALTHY))
+        let err = record(&store, Some("nope"), &report_at(10, HEALTHY))
             .await
             .expect_err("no such instance");
         assert!(matches!(err, VerifyError::UnknownInstance(_)));

@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::diagnose::{self, DiagnoseContext, Finding, Lang};
-use crate::probe::{self, BatteryOptions, Facts, ProbeError, ProbeId, ProbeSink};
+use crate::diagnose::{self, DiagnoseContext, Finding};
+use crate::probe::{self, BatteryOptions, Facts, ProbeError, ProbeSink};
 use crate::ssh::SshError;
 use crate::store::StoreError;
 use crate::target::Target;
@@ -61,80 +61,6 @@ impl crate::Coded for VerifyError {
     }
 }
 
-/// A finished run as the Verify page receives it: the report and what changed since the last.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[ts(export)]
-pub struct VerifyOutcome {
-    pub report: VerifyReport,
-    pub recorded: history::RecordedRun,
-}
-
-/// What the user asked for on the Verify page (the CLI builds the same from its flags).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[ts(export)]
-pub struct VerifyRequest {
-    #[serde(default)]
-    pub stress: bool,
-    #[serde(default)]
-    pub skip: Vec<ProbeId>,
-    /// GPUs the rental promised.
-    #[serde(default)]
-    pub expected_gpu_count: Option<u32>,
-    #[serde(default)]
-    pub lang: Lang,
-    /// Keep the run under this recorded instance.
-    #[serde(default)]
-    pub instance: Option<String>,
-}
-
-impl VerifyRequest {
-    pub fn battery_options(&self) -> BatteryOptions {
-        let mut options = BatteryOptions::default();
-        options.stress = self.stress;
-        options.skip.clone_from(&self.skip);
-        options
-    }
-
-    pub fn context(&self) -> DiagnoseContext {
-        DiagnoseContext {
-            lang: self.lang,
-            expected_gpu_count: self.expected_gpu_count,
-        }
-    }
-}
-
-/// How the Verify page reaches an instance: the provider's command and key files. No password
-/// crosses IPC; password logins go through the keychain-backed SSH commands.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[ts(export)]
-pub struct SshConnection {
-    pub ssh_command: String,
-    #[serde(default)]
-    pub identity_files: Vec<String>,
-    #[serde(default)]
-    pub known_hosts: Option<String>,
-    #[serde(default)]
-    pub accept_new_host_key: bool,
-}
-
-impl SshConnection {
-    pub fn request(&self) -> crate::ssh::ConnectRequest {
-        crate::ssh::ConnectRequest {
-            ssh_command: self.ssh_command.clone(),
-            identity_files: self
-                .identity_files
-                .iter()
-                .map(std::path::PathBuf::from)
-                .collect(),
-            known_hosts: self.known_hosts.as_ref().map(std::path::PathBuf::from),
-            accept_new_host_key: self.accept_new_host_key,
-            password: None,
-            connect_timeout: None,
-            boot_wait: std::time::Duration::ZERO,
-        }
-    }
-}
-
 /// Run the battery on `target` and diagnose the result.
 pub async fn verify(
     target: &dyn Target,
@@ -151,6 +77,7 @@ pub async fn verify(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::Lang;
     use crate::probe::{NoProgress, ProbeEvent};
     use crate::target::LocalTarget;
 

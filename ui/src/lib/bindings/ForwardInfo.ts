@@ -3,7 +3,7 @@
 /**
  * One active forward.
  */
-export type ForwardInfo = { id: bigint, local_port: number, remote_host: string, remote_port: number, 
+export type ForwardInfo = { id: number, local_port: number, remote_host: string, remote_port: number, 
 /**
  * `http://127.0.0.1:PORT/` for "open in browser".
  */

@@ -6,7 +6,7 @@ import type { InstanceState } from "./InstanceState";
 /**
  * One rental at a glance: a card on the Rentals screen, a row of `instance list`.
  */
-export type InstanceSummary = { id: bigint, name: string, provider: string, region: string | null, gpu_model: string, gpu_count: number, currency: Currency, price_per_gpu_hour: string, 
+export type InstanceSummary = { id: number, name: string, provider: string, region: string | null, gpu_model: string, gpu_count: number, currency: Currency, price_per_gpu_hour: string, 
 /**
  * `null` when `as_of` is before creation.
  */

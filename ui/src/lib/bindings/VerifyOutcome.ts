@@ -3,6 +3,6 @@ import type { RecordedRun } from "./RecordedRun";
 import type { VerifyReport } from "./VerifyReport";
 
 /**
- * A finished run as the Verify page receives it: the report and what changed since the last.
+ * A run as the Verify page shows it: the report, and its place in the instance's history.
  */
-export type VerifyOutcome = { report: VerifyReport, recorded: RecordedRun, };
+export type VerifyOutcome = { report: VerifyReport, run: RecordedRun, };

@@ -1,0 +1,118 @@
+//! The rental ledger (core `billing`): record rentals and power changes, read bills, estimate.
+//! Every command reads the clock once and hands it to core, which never reads it itself.
+
+use chrono::{DateTime, Utc};
+use leasehold_core::billing::{
+    self, ledger, BillingError, CostEstimate, EstimateInput, Forecast, InstanceDetail,
+    InstanceSummary, NewInstance, PowerAction, ProviderPreset, RentVsBuy, RentVsBuyInput,
+};
+use leasehold_core::{ApiError, Coded};
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::state::AppState;
+
+/// A refused form: `{code, message}` plus the field it is about, so the UI can show the message
+/// next to that field.
+#[derive(Debug, Serialize, TS)]
+#[ts(export)]
+pub struct FormError {
+    pub code: String,
+    pub message: String,
+    /// The form field (`name`, `price_per_gpu_hour`, `gpu_count`, …); `null` for the whole form.
+    pub field: Option<String>,
+}
+
+impl From<BillingError> for FormError {
+    fn from(err: BillingError) -> Self {
+        let field = match &err {
+            BillingError::InvalidPrice { field, .. }
+            | BillingError::NegativeAmount { field, .. }
+            | BillingError::InvalidInput { field, .. } => Some(*field),
+            BillingError::UnknownCurrency { .. } => Some("currency"),
+            BillingError::UnknownProvider { .. } => Some("provider"),
+            BillingError::DuplicateName { .. } => Some("name"),
+            _ => None,
+        };
+        Self {
+            code: err.code().to_owned(),
+            message: err.to_string(),
+            field: field.map(str::to_owned),
+        }
+    }
+}
+
+#[tauri::command]
+pub fn provider_presets() -> Vec<ProviderPreset> {
+    billing::presets()
+}
+
+#[tauri::command]
+pub fn currencies() -> Vec<&'static str> {
+    billing::Currency::known().to_vec()
+}
+
+/// Every check that needs no database, run as the user steps through the form.
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub fn validate_rental(rental: NewInstance) -> Result<(), FormError> {
+    rental.validate().map(drop).map_err(Into::into)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, fields(name = %rental.name), err(Debug))]
+pub async fn add_rental(
+    state: tauri::State<'_, AppState>,
+    rental: NewInstance,
+) -> Result<InstanceSummary, FormError> {
+    Ok(ledger::add_instance(&state.store, &rental, state.now()).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn list_rentals(
+    state: tauri::State<'_, AppState>,
+) -> Result<Vec<InstanceSummary>, ApiError> {
+    Ok(ledger::list(&state.store, state.now()).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip(state), err(Debug))]
+pub async fn rental_detail(
+    state: tauri::State<'_, AppState>,
+    name: String,
+) -> Result<InstanceDetail, ApiError> {
+    Ok(ledger::show(&state.store, &name, state.now()).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip(state), err(Debug))]
+pub async fn record_power(
+    state: tauri::State<'_, AppState>,
+    name: String,
+    action: PowerAction,
+) -> Result<InstanceSummary, ApiError> {
+    Ok(ledger::record(&state.store, &name, action, state.now()).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip(state), err(Debug))]
+pub async fn forecast_rental(
+    state: tauri::State<'_, AppState>,
+    name: String,
+    until: DateTime<Utc>,
+) -> Result<Forecast, ApiError> {
+    Ok(ledger::forecast(&state.store, &name, state.now(), until).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub fn estimate_cost(input: EstimateInput) -> Result<CostEstimate, FormError> {
+    billing::estimate(&input).map_err(Into::into)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub fn rent_vs_buy(input: RentVsBuyInput) -> Result<RentVsBuy, FormError> {
+    billing::rent_vs_buy(&input).map_err(Into::into)
+}
