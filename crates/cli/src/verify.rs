@@ -133,11 +133,7 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
         Err(err) => return output::fail(&err),
     };
     let recorded = store.and_then(|store| {
-        let recorded = runtime.block_on(history::record(
-            &store,
-            args.instance.as_deref(),
-            &report,
-        ));
+        let recorded = runtime.block_on(history::record(&store, args.instance.as_deref(), &report));
         runtime.block_on(store.close());
         match recorded {
             Ok(recorded) => Some(recorded),
