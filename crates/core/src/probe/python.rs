@@ -44,7 +44,14 @@ pub(crate) fn python_parts() -> Vec<Part> {
         Part::new("python3", "command -v python3 && python3 --version"),
         Part::new("python", "command -v python && python --version"),
         Part::new("pip", "command -v pip && pip --version"),
-        Part::new("pip-config", "pip config list 2>/dev/null; true"),
+        // Read pip's config files (global, then user, then environment-specific; later wins)
+        // and PIP_INDEX_URL directly: `pip config list` would start pip a second time.
+        Part::new(
+            "pip-config",
+            r#"for f in /etc/pip.conf /etc/xdg/pip/pip.conf "$HOME/.pip/pip.conf" "$HOME/.config/pip/pip.conf" ${VIRTUAL_ENV:+"$VIRTUAL_ENV/pip.conf"} ${CONDA_PREFIX:+"$CONDA_PREFIX/pip.conf"}; do [ -r "$f" ] && cat "$f" && echo; done
+[ -n "${PIP_INDEX_URL:-}" ] && echo "env.index-url=$PIP_INDEX_URL"
+true"#,
+        ),
     ]
 }
 
@@ -92,19 +99,24 @@ pub(crate) fn parse_python(parts: &HashMap<String, PartOutput>) -> PythonFacts {
     }
 }
 
-/// `global.index-url='https://pypi.tuna.tsinghua.edu.cn/simple'` → the URL.
+/// The index pip will use: the last `index-url` set in the config files (`index-url = URL`
+/// or `pip config list`'s `global.index-url='URL'`), with `PIP_INDEX_URL` winning.
 pub fn pip_index_url(text: &str) -> Option<String> {
-    text.lines().find_map(|line| {
-        let (key, value) = line.split_once('=')?;
-        key.trim().ends_with("index-url").then(|| {
-            value
-                .trim()
-                .trim_matches(|c| c == '\'' || c == '"')
-                .to_owned()
-        })
-    })
+    let mut found = None;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim().replace('_', "-");
+        if key == "index-url" || key.ends_with(".index-url") {
+            let value = value.trim().trim_matches(|c| c == '\'' || c == '"').trim();
+            if !value.is_empty() {
+                found = Some(value.to_owned());
+            }
+        }
+    }
+    found
 }
-
 pub(crate) fn parse_conda(part: Option<&PartOutput>) -> Option<CondaFacts> {
     let part = part?;
     let path = part

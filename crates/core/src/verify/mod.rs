@@ -73,3 +73,27 @@ pub async fn verify(
     let findings = diagnose::diagnose(&facts, context);
     Ok(VerifyReport { facts, findings })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::Lang;
+    use crate::probe::{NoProgress, ProbeEvent};
+    use crate::target::LocalTarget;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    /// Tauri runs commands on a multi-threaded runtime: the whole verify future must be `Send`,
+    /// with a plain closure as the progress sink too.
+    #[test]
+    fn the_verify_future_can_move_between_threads() {
+        let options = BatteryOptions::default();
+        let context = DiagnoseContext::new(Lang::En);
+        let closure = |_: ProbeEvent| {};
+        let now = Utc::now();
+        let with_closure = verify(&LocalTarget, &options, &context, &closure, now);
+        assert_send(&with_closure);
+        let plain = verify(&LocalTarget, &options, &context, &NoProgress, now);
+        assert_send(&plain);
+    }
+}
