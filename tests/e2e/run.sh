@@ -10,10 +10,18 @@ export LEASEHOLD_APP_BIN=${LEASEHOLD_APP_BIN:-$target/debug/leasehold-app}
 export LEASEHOLD_SCREENSHOT_DIR=${LEASEHOLD_SCREENSHOT_DIR:-$target/screenshots}
 export PATH="$repo/.tools/bin:$PATH"
 
-for tool in tauri-driver WebKitWebDriver xvfb-run node; do
+for tool in tauri-driver WebKitWebDriver xvfb-run node localedef import xwininfo; do
   command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (run 'make deps')" >&2; exit 1; }
 done
 [ -x "$LEASEHOLD_APP_BIN" ] || { echo "e2e: no app binary at $LEASEHOLD_APP_BIN (run 'make build')" >&2; exit 1; }
+
+# The app takes its default language from the system locale. CI machines have only C.UTF-8, so
+# compile the two locales the tests launch with into a private folder (no root needed).
+export LOCPATH="$target/e2e-locales"
+mkdir -p "$LOCPATH"
+for locale in zh_CN en_US; do
+  [ -d "$LOCPATH/$locale.UTF-8" ] || localedef -i "$locale" -f UTF-8 "$LOCPATH/$locale.UTF-8"
+done
 
 rm -rf "$LEASEHOLD_SCREENSHOT_DIR"
 mkdir -p "$LEASEHOLD_SCREENSHOT_DIR"

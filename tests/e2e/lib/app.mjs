@@ -2,7 +2,7 @@
 // private home and database, and tears everything down again. One tauri-driver per launch, so each
 // launch can get its own environment (system language) and relaunching tests "close and reopen".
 import { execFileSync, spawn } from 'node:child_process'
-import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { Session, waitFor } from './webdriver.mjs'
@@ -33,6 +33,31 @@ function portAnswers(port) {
   })
 }
 
+/** Processes started with this `LEASEHOLD_DB` (the app and its WebKit helpers), by pid. */
+function processesUsing(db) {
+  const marker = `LEASEHOLD_DB=${db}\0`
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'latin1').includes(marker)
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+function signal(pids, sig) {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, sig)
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /**
  * Start the app. `profile` is a folder used as HOME and XDG data/config home; `language` is the
  * system locale the app sees (e.g. "en_US").
@@ -40,41 +65,38 @@ function portAnswers(port) {
 export async function launchApp({ profile, language = 'en_US' }) {
   if (!BINARY) throw new Error('LEASEHOLD_APP_BIN is not set; run through tests/e2e/run.sh')
   const [port, nativePort] = [await freePort(), await freePort()]
+  const db = path.join(profile, 'leasehold.sqlite3')
   const env = {
     ...process.env,
     HOME: profile,
     XDG_DATA_HOME: path.join(profile, 'data'),
     XDG_CONFIG_HOME: path.join(profile, 'config'),
     XDG_CACHE_HOME: path.join(profile, 'cache'),
-    LEASEHOLD_DB: path.join(profile, 'leasehold.sqlite3'),
-    // navigator.language follows LANG (GTK warns when the C library lacks that locale; harmless).
+    LEASEHOLD_DB: db,
+    // navigator.language follows LANG; run.sh compiles the locales into LOCPATH.
     LANG: `${language}.UTF-8`,
     LC_ALL: '',
     LANGUAGE: language,
-    // Xvfb has no GPU: render in software.
+    // Xvfb has no GPU: render in software, without accelerated compositing (GL emulated on the
+    // CPU only costs time on a 2-core machine).
+    WEBKIT_DISABLE_COMPOSITING_MODE: '1',
+    // Under a Chinese locale GTK defaults to the XIM input method; with no XIM server on Xvfb, the
+    // window stops repainting once a text field has focus. GTK's built-in method avoids that.
+    GTK_IM_MODULE: 'gtk-im-context-simple',
     WEBKIT_DISABLE_DMABUF_RENDERER: '1',
     LIBGL_ALWAYS_SOFTWARE: '1',
   }
-  // Its own process group, so closing kills WebKitWebDriver and the app with it; output to a log
-  // file, never to the test runner's pipe, which a leftover app would otherwise hold open forever.
-  mkdirSync(SCREENSHOT_DIR, { recursive: true })
-  const log = openSync(path.join(SCREENSHOT_DIR, `tauri-driver-${port}.log`), 'a')
+  // Output goes to a file, not to this process: an app outliving its session must not hold the
+  // test runner's pipes open.
+  const log = openSync(path.join(profile, `tauri-driver-${port}.log`), 'a')
   const driver = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
     env,
-    detached: true,
     stdio: ['ignore', log, log],
   })
-  closeSync(log)
   const exited = new Promise((resolve) => driver.once('exit', resolve))
-  const killGroup = () => {
-    try {
-      process.kill(-driver.pid, 'SIGKILL')
-    } catch {
-      // already gone
-    }
-  }
   try {
     await waitFor(() => portAnswers(port), { timeoutMs: 30_000, what: `tauri-driver on port ${port}` })
+    await waitFor(() => portAnswers(nativePort), { timeoutMs: 30_000, what: `WebKitWebDriver on port ${nativePort}` })
     const session = await waitFor(
       () => Session.create(`http://127.0.0.1:${port}`, { 'tauri:options': { application: BINARY } }),
       { timeoutMs: 60_000, intervalMs: 500, what: 'a WebDriver session with the app' },
@@ -85,15 +107,19 @@ export async function launchApp({ profile, language = 'en_US' }) {
         await session.close().catch(() => {})
         driver.kill('SIGTERM')
         await exited
-        killGroup()
         // WebKitWebDriver exits after its session; wait until its port is really released.
         await waitFor(async () => !(await portAnswers(nativePort)), { timeoutMs: 15_000, what: 'WebKitWebDriver to exit' })
+        // Normally the app quit with the session; if it did not, end it (found by its database).
+        signal(processesUsing(db), 'SIGTERM')
+        await waitFor(() => processesUsing(db).length === 0, { timeoutMs: 10_000, what: 'the app to exit' }).catch(() =>
+          signal(processesUsing(db), 'SIGKILL'),
+        )
       },
     }
   } catch (error) {
     driver.kill('SIGTERM')
     await exited
-    killGroup()
+    signal(processesUsing(db), 'SIGKILL')
     throw error
   }
 }

@@ -90,7 +90,7 @@ export class Session {
     return (await this.waitFor(css)).text()
   }
 
-  /** Replace the value of an input or textarea, firing the input events a user's typing would. */
+  /** Replace the text of an input or textarea by typing, as a user would. */
   async type(css, text) {
     const element = await this.waitFor(css)
     await element.clear()
@@ -105,6 +105,12 @@ export class Session {
       `const el = arguments[0]; el.value = arguments[1]; el.dispatchEvent(new Event('change', {bubbles: true}))`,
       [element.ref(), value],
     )
+  }
+
+  /** Scroll the element matching `css` to the top of its scrolling container. */
+  async scrollTo(css) {
+    const element = await this.waitFor(css)
+    await this.execute(`arguments[0].scrollIntoView({block: 'start'})`, [element.ref()])
   }
 
   execute(script, args = []) {

@@ -1,7 +1,6 @@
 // The only module that talks to the Rust side; components import from here, never `invoke`.
-// Each function mirrors one Tauri command in src-tauri/src/commands/.
+// One file per area, mirroring src-tauri/src/commands/.
 import type { AppInfo } from '../bindings/AppInfo'
-import type { Preferences } from '../bindings/Preferences'
 import type { EstimateRequest } from '../bindings/EstimateRequest'
 import type { LocalGpuReport } from '../bindings/LocalGpuReport'
 import type { ModelShape } from '../bindings/ModelShape'
@@ -10,39 +9,16 @@ import type { RecommendRequest } from '../bindings/RecommendRequest'
 import type { Recommendation } from '../bindings/Recommendation'
 import { call } from './ipc'
 
-export { BackendError, toApiError, UNEXPECTED_CODE } from './ipc'
+export { BackendError, fieldOf, toApiError, UNEXPECTED_CODE } from './ipc'
+export * from './billing'
+export * from './settings'
+export * from './connect'
+export * from './verify'
 
 export function appInfo(): Promise<AppInfo> {
   return call<AppInfo>('app_info')
 }
 
-export function loadPreferences(): Promise<Preferences> {
-  return call<Preferences>('load_preferences')
-}
-
-export function savePreferences(preferences: Preferences): Promise<void> {
-  return call<void>('save_preferences', { preferences })
-}
-
-export function loadDraft(wizard: string): Promise<unknown> {
-  return call<unknown>('load_draft', { wizard })
-}
-
-export function saveDraft(wizard: string, draft: unknown): Promise<void> {
-  return call<void>('save_draft', { wizard, draft })
-}
-
-export function clearDraft(wizard: string): Promise<void> {
-  return call<void>('clear_draft', { wizard })
-}
-
-/** ISO 4217 codes core accepts for a rental. */
-export function currencies(): Promise<string[]> {
-  return call<string[]>('currencies')
-}
-
-export * from './connect'
-export * from './verify'
 // Choose GPU (core `catalog`).
 
 export function recommendGpus(request: RecommendRequest): Promise<Recommendation> {

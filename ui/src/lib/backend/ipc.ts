@@ -8,11 +8,14 @@ export const UNEXPECTED_CODE = 'app.unexpected'
 
 export class BackendError extends Error {
   readonly code: string
+  /** Set when a form was refused: the field the message belongs next to. */
+  readonly field: string | null
 
-  constructor(error: ApiError) {
+  constructor(error: ApiError & { field?: string | null }) {
     super(error.message)
     this.name = 'BackendError'
     this.code = error.code
+    this.field = error.field ?? null
   }
 
   toApiError(): ApiError {
@@ -37,10 +40,17 @@ export function toApiError(thrown: unknown): ApiError {
   return { code: UNEXPECTED_CODE, message: String(thrown) }
 }
 
+/** The field a refused form names (see `FormError`), if any. */
+export function fieldOf(thrown: unknown): string | null {
+  if (thrown instanceof BackendError) return thrown.field
+  const field = (thrown as { field?: unknown } | null)?.field
+  return typeof field === 'string' ? field : null
+}
+
 export async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
   try {
     return await invoke<T>(command, args)
   } catch (thrown) {
-    throw new BackendError(toApiError(thrown))
+    throw new BackendError({ ...toApiError(thrown), field: fieldOf(thrown) })
   }
 }

@@ -53,3 +53,19 @@ describe('toApiError', () => {
     })
   })
 })
+
+describe('localizeError next to a form field', () => {
+  it("explains the field's rule for a refused value, in the chosen language", () => {
+    const chinese = translator(zhCN)
+    const error = { code: 'billing.invalid_price', message: 'price_per_gpu_hour must be greater than zero (got 0)' }
+    expect(localizeError(error, chinese.t, chinese.has, 'price_per_gpu_hour')).toBe(
+      zhCN.field_rules.price_per_gpu_hour,
+    )
+  })
+
+  it('keeps the specific text of codes that are not about the value (a taken name)', () => {
+    const english = translator(en)
+    const error = { code: 'billing.duplicate_name', message: 'an instance named "a" already exists' }
+    expect(localizeError(error, english.t, english.has, 'name')).toBe(en.errors.billing.duplicate_name)
+  })
+})

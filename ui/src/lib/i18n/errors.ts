@@ -1,15 +1,32 @@
-// Backend errors arrive as `{code, message}`. The UI shows the text kept for the code in the
-// user's language and falls back to the backend's (English) message for codes it does not know.
+// Backend errors arrive as `{code, message}` (plus the form field, for refused forms). The UI shows
+// the text kept for the code in the user's language and falls back to the backend's (English)
+// message for codes it does not know.
 import type { ApiError } from '../bindings/ApiError'
 
 export type Translate = (key: string, values?: Record<string, string | number>) => string
 export type HasKey = (key: string) => boolean
 
+/** Codes meaning "this value is not acceptable": next to a field, the field's own rule is clearer. */
+const VALUE_CODES = new Set([
+  'billing.invalid_input',
+  'billing.invalid_price',
+  'billing.negative_amount',
+  'billing.unknown_currency',
+  'billing.unknown_provider',
+  'form.whole_number',
+  'form.not_a_number',
+])
+
 export function errorKey(code: string): string {
   return `errors.${code}`
 }
 
-export function localizeError(error: ApiError, t: Translate, has: HasKey): string {
+export function fieldRuleKey(field: string): string {
+  return `field_rules.${field}`
+}
+
+export function localizeError(error: ApiError, t: Translate, has: HasKey, field?: string): string {
+  if (field && VALUE_CODES.has(error.code) && has(fieldRuleKey(field))) return t(fieldRuleKey(field))
   const key = errorKey(error.code)
   return has(key) ? t(key) : error.message
 }

@@ -5,7 +5,7 @@
 // rule comes from core through the `validate` callback.
 import type { ApiError } from '../bindings/ApiError'
 
-export interface StepDefinition<V> {
+export interface StepDefinition<V extends object> {
   id: string
   /** Fields this step edits; errors on other fields do not block its Next button. */
   fields: readonly (keyof V & string)[]
@@ -21,6 +21,9 @@ export interface DraftStorage {
   clear(): Promise<void>
 }
 
+/** Key of an error about the whole form rather than one field; it always blocks. */
+export const FORM_ERROR = '_form'
+
 /** The required-field error; its code has a localized text like any backend code. */
 export const REQUIRED_CODE = 'form.required'
 
@@ -35,7 +38,7 @@ interface SavedDraft<V> {
   values: Partial<V>
 }
 
-export class Wizard<V extends Record<string, unknown>> {
+export class Wizard<V extends object> {
   readonly steps: readonly StepDefinition<V>[]
   index = $state(0)
   /** The furthest step reached; the progress indicator lets the user jump back to any step up to it. */
@@ -70,6 +73,14 @@ export class Wizard<V extends Record<string, unknown>> {
 
   get isLast(): boolean {
     return this.index === this.steps.length - 1
+  }
+
+  /** Nothing typed and nothing stepped through: not worth keeping as a draft. */
+  get isPristine(): boolean {
+    return (
+      this.furthest === 0 &&
+      (Object.keys(this.#initial) as (keyof V)[]).every((key) => this.values[key] === this.#initial[key])
+    )
   }
 
   /** Bring back a saved draft, if there is a usable one. Returns whether it did. */
@@ -136,6 +147,13 @@ export class Wizard<V extends Record<string, unknown>> {
     return true
   }
 
+  /** Show errors found later (e.g. when saving): go to the first step owning one of the fields. */
+  showErrors(errors: FieldErrors): void {
+    const index = this.steps.findIndex((step) => step.fields.some((field) => field in errors))
+    if (index >= 0) this.index = index
+    this.errors = errors
+  }
+
   async back(): Promise<void> {
     if (this.isFirst) return
     this.index -= 1
@@ -169,7 +187,7 @@ export class Wizard<V extends Record<string, unknown>> {
     }
     if (Object.keys(errors).length > 0) return errors
     const found = await this.#validate($state.snapshot(this.values) as V)
-    for (const field of step.fields) {
+    for (const field of [...step.fields, FORM_ERROR]) {
       if (found[field]) errors[field] = found[field]
     }
     return errors

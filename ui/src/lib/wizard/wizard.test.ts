@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DRAFT_VERSION, REQUIRED_CODE, Wizard, type DraftStorage, type FieldErrors } from './wizard.svelte'
+import { DRAFT_VERSION, FORM_ERROR, REQUIRED_CODE, Wizard, type DraftStorage, type FieldErrors } from './wizard.svelte'
 
 type Values = { name: string; price: string; budget: string }
 
@@ -123,5 +123,38 @@ describe('Wizard', () => {
     expect(storage.saved).toBeNull()
     expect(wizard.values.name).toBe('')
     expect(wizard.index).toBe(0)
+  })
+})
+
+describe('Wizard errors outside the current step', () => {
+  it('blocks on an error about the whole form', async () => {
+    const wizard = makeWizard(new MemoryStorage(), async () => ({
+      [FORM_ERROR]: { code: 'store.query', message: 'database is locked' },
+    }))
+    wizard.set('name', 'x')
+    expect(await wizard.next()).toBe(false)
+    expect(wizard.errors[FORM_ERROR]?.code).toBe('store.query')
+  })
+
+  it('jumps to the step that owns a field refused at the end', async () => {
+    const wizard = makeWizard(new MemoryStorage())
+    wizard.set('name', 'x')
+    await wizard.next()
+    wizard.set('price', '1')
+    await wizard.next()
+    wizard.showErrors({ name: { code: 'billing.duplicate_name', message: 'taken' } })
+    expect(wizard.step.id).toBe('what')
+    expect(wizard.errors.name?.code).toBe('billing.duplicate_name')
+  })
+})
+
+describe('Wizard.isPristine', () => {
+  it('is true until something is typed, so an untouched form leaves no draft behind', async () => {
+    const wizard = makeWizard(new MemoryStorage())
+    expect(wizard.isPristine).toBe(true)
+    wizard.set('name', 'x')
+    expect(wizard.isPristine).toBe(false)
+    await wizard.reset()
+    expect(wizard.isPristine).toBe(true)
   })
 })

@@ -1,0 +1,50 @@
+// Every message key the screens ask for must exist, or the user sees a raw key such as
+// `rentals.title`. Literal keys are found by scanning the sources; keys built from a value
+// (`state.${state}`) are checked for every value that value can take.
+import { describe, expect, it } from 'vitest'
+import en from '../../locales/en.json'
+import { flattenKeys } from '.'
+
+const known = new Set(flattenKeys(en))
+const sources = import.meta.glob<string>(['/src/**/*.svelte', '/src/**/*.ts', '!/src/**/*.test.ts'], {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+})
+
+describe('message keys used by the UI', () => {
+  it('exist for every literal key in the sources', () => {
+    const missing: string[] = []
+    expect(Object.keys(sources).length, 'the scan must see the screens').toBeGreaterThan(20)
+    for (const [file, text] of Object.entries(sources)) {
+      for (const match of text.matchAll(/\$_\(\s*(['`])([a-z0-9_.]+)\1/g)) {
+        if (!known.has(match[2])) missing.push(`${file}: ${match[2]}`)
+      }
+    }
+    expect(missing).toEqual([])
+  })
+
+  it('exist for every value of the keys built from data', () => {
+    const families: Record<string, readonly string[]> = {
+      'state.': ['created', 'running', 'no_gpu', 'stopped', 'released'],
+      'events.': ['created', 'started', 'stopped', 'no_gpu_started', 'released', 'rule_changed', 'traffic_recorded'],
+      'providers.': ['autodl', 'hengyuan', 'kuhu', 'runpod', 'vast', 'lambda', 'custom'],
+      'breakdown.': ['compute', 'no_gpu', 'stopped', 'storage', 'ip', 'traffic'],
+      'estimate.rule_': ['none', 'storage', 'rate', 'full_price'],
+      'instance.action_': ['start', 'stop', 'no_gpu', 'release'],
+      'rental_steps.': ['rental', 'rules', 'extras', 'plan', 'review'],
+      'rental_form.starts_': ['created', 'running'],
+      'rental_form.granularity_': ['second', 'minute', 'hour'],
+      'rental_form.stopped_kind_': ['none', 'storage', 'rate'],
+      'rent_buy.cheaper_': ['rent', 'buy'],
+      'nav.': ['rentals', 'new_rental', 'estimate', 'settings'],
+    }
+    const missing = Object.entries(families).flatMap(([prefix, values]) =>
+      values.map((value) => prefix + value).filter((key) => !known.has(key)),
+    )
+    for (const action of ['start', 'stop', 'no_gpu', 'release']) {
+      if (!known.has(`instance.confirm_${action}_title`)) missing.push(`instance.confirm_${action}_title`)
+    }
+    expect(missing).toEqual([])
+  })
+})
