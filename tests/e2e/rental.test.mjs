@@ -91,6 +91,10 @@ describe('a rental from first record to final bill', () => {
     await next(s, 'review')
     await screenshot(s, 'zh-CN/09-new-rental-review')
     await s.click('[data-testid="wizard-finish"]')
+    // Connecting comes next (tests/e2e/connect-verify.test.mjs); this test does it later.
+    await s.waitFor('[data-testid="connect-just-created"]')
+    await screenshot(s, 'zh-CN/09b-connect-after-new-rental')
+    await s.click('[data-testid="connect-later"]')
     await s.waitFor('[data-testid="screen-instance"] [data-testid="instance-total"]')
     assert.equal(await s.text('[data-testid="page-title"]'), NAME)
   })

@@ -19,8 +19,9 @@ pub fn connect_choices() -> LoginChoices {
     connect::login_choices()
 }
 
+/// Not logged: a pasted line may carry a secret (`sshpass -p …`).
 #[tauri::command(async)]
-#[instrument(err(Debug))]
+#[instrument(skip_all, err(Debug))]
 pub fn connect_preview(ssh_command: String) -> Result<DestinationSummary, ApiError> {
     Ok(connect::preview(&ssh_command)?)
 }

@@ -9,7 +9,8 @@ export type Route =
   | { name: 'instance'; instance: string }
   | { name: 'estimate' }
   | { name: 'settings' }
-  | { name: 'connect'; instance: string }
+  /** `justCreated`: straight after New rental, with the choice to connect later. */
+  | { name: 'connect'; instance: string; justCreated?: boolean }
   | { name: 'verify'; instance: string }
   | { name: 'terminal'; instance: string }
 
