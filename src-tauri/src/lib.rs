@@ -1,5 +1,6 @@
 //! The desktop shell: window, state and thin commands. Every decision lives in leasehold-core.
 
+mod cancel;
 mod commands;
 mod logging;
 mod state;
@@ -24,6 +25,7 @@ pub fn run() {
         }
     };
     tauri::Builder::default()
+        .plugin(tauri_plugin_opener::init())
         .manage(state)
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
@@ -48,6 +50,25 @@ pub fn run() {
             commands::catalog::gpu_catalog,
             commands::catalog::model_presets,
             commands::catalog::local_gpus,
+            commands::ssh::connect_choices,
+            commands::ssh::connect_preview,
+            commands::ssh::connect_generate_key,
+            commands::ssh::connect_test,
+            commands::ssh::connect_saved_target,
+            commands::ssh::connect_status,
+            commands::ssh::connect_disconnect,
+            commands::ssh::terminal_open,
+            commands::ssh::terminal_write,
+            commands::ssh::terminal_resize,
+            commands::ssh::terminal_close,
+            commands::ssh::forward_open,
+            commands::ssh::forward_list,
+            commands::ssh::forward_close,
+            commands::verify::verify_run,
+            commands::verify::verify_cancel,
+            commands::verify::verify_history,
+            commands::verify::verify_load,
+            commands::catalog::earlier_prices,
         ])
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {

@@ -1,10 +1,15 @@
 //! What every command shares, handed to Tauri with `app.manage` (no globals).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use leasehold_core::connect::LiveTargets;
+use leasehold_core::ssh::{ConnectOptions, SshTarget};
 use leasehold_core::store::{Store, StoreError};
 use leasehold_core::ApiError;
+
+use crate::cancel::Cancellable;
 
 /// Set this to use another database file (tests, a second profile); the CLI's `--db` twin.
 pub const DB_ENV: &str = "LEASEHOLD_DB";
@@ -13,6 +18,10 @@ pub struct AppState {
     pub store: Store,
     pub db_path: PathBuf,
     pub log_dir: PathBuf,
+    /// Open SSH connections by instance, shared by Verify, terminals and port forwards.
+    pub live: LiveTargets,
+    /// Verify runs the UI can stop, by instance.
+    pub checks: Cancellable,
 }
 
 impl AppState {
@@ -29,6 +38,8 @@ impl AppState {
             store,
             db_path,
             log_dir,
+            live: LiveTargets::default(),
+            checks: Cancellable::default(),
         })
     }
 
@@ -44,5 +55,14 @@ impl AppState {
     /// The clock commands read; the ledger itself always takes time as an argument.
     pub fn now(&self) -> DateTime<Utc> {
         Utc::now()
+    }
+
+    /// The open connection of `instance`, dialling its saved target when there is none.
+    pub async fn live_target(&self, instance: &str) -> Result<Arc<SshTarget>, ApiError> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .live
+            .get_or_connect(&mut conn, instance, ConnectOptions::default())
+            .await?)
     }
 }

@@ -64,7 +64,7 @@ pub fn run_forecast(db: &Path, args: &ForecastArgs) -> ExitCode {
         if args.json {
             return Ok(output::print_json(&forecast));
         }
-        println!(
+        say!(
             "{}: {} {} now, {} {} at {} ({} more)",
             forecast.name,
             forecast.total_now,
@@ -82,20 +82,25 @@ pub fn run_forecast(db: &Path, args: &ForecastArgs) -> ExitCode {
 fn print_report(report: &CostReport) {
     let cur = &report.currency;
     let b = &report.breakdown;
-    println!(
+    say!(
         "{}: {} {} as of {}",
         report.name,
         report.total,
         cur,
         report.as_of.to_rfc3339()
     );
-    println!(
+    say!(
         "  compute {}  no-GPU {}  stopped {}  storage {}  IP {}  traffic {}",
-        b.compute, b.no_gpu, b.stopped, b.storage, b.ip, b.traffic
+        b.compute,
+        b.no_gpu,
+        b.stopped,
+        b.storage,
+        b.ip,
+        b.traffic
     );
-    println!("  burning {} {cur}/h now", report.burn_rate_per_hour);
+    say!("  burning {} {cur}/h now", report.burn_rate_per_hour);
     if let Some(budget) = &report.budget {
-        println!(
+        say!(
             "  budget {} {cur}: {} % used{}",
             budget.amount,
             budget.percent_used,
@@ -105,6 +110,6 @@ fn print_report(report: &CostReport) {
         );
     }
     if let Some(wipe_at) = report.wipe_at {
-        println!("  wiped at {} if it stays stopped", wipe_at.to_rfc3339());
+        say!("  wiped at {} if it stays stopped", wipe_at.to_rfc3339());
     }
 }

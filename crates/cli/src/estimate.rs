@@ -1,12 +1,18 @@
 //! `leasehold estimate` and `leasehold recommend`: GPU memory for a task, and the GPUs that fit.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use chrono::Utc;
+use leasehold_core::billing::ledger;
+use leasehold_core::store::Store;
 
 use clap::Args;
 use leasehold_core::catalog::estimate::{Estimate, MemoryParts, Note};
 use leasehold_core::catalog::recommend::Candidate;
 use leasehold_core::catalog::{
-    estimate, recommend, EstimateRequest, Optimizer, Precision, PriceEntry, RecommendRequest, Task,
+    estimate, merge_prices, prices_from_rentals, recommend, EstimateRequest, Optimizer, Precision,
+    PriceEntry, PriceOrigin, RecommendRequest, Task,
 };
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -81,6 +87,7 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub hours: Option<Decimal>,
     /// A price you pay per card per hour, as "GPU=PRICE" (e.g. "RTX 4090=2.50"); repeatable.
+    /// Prices paid for rentals recorded in the database (--db) are used for GPUs not given here.
     #[arg(long = "price", value_name = "GPU=PRICE")]
     pub prices: Vec<String>,
     /// Currency of the prices.
@@ -144,9 +151,10 @@ pub fn run_estimate(args: &EstimateArgs) -> ExitCode {
     }
     let p = &result.parts;
     let f = &result.formulas;
-    println!(
+    say!(
         "{} — {:.1} GiB in total",
-        result.model.name, result.total_gib
+        result.model.name,
+        result.total_gib
     );
     for (label, gib, formula) in [
         ("weights", p.weights_gib, &f.weights.en),
@@ -156,10 +164,10 @@ pub fn run_estimate(args: &EstimateArgs) -> ExitCode {
         ("optimizer", p.optimizer_gib, &f.optimizer.en),
         ("overhead", p.overhead_gib, &f.overhead.en),
     ] {
-        println!("  {label:<12} {gib:>7.2} GiB  {formula}");
+        say!("  {label:<12} {gib:>7.2} GiB  {formula}");
     }
     for note in &result.notes {
-        println!("note: {}", note.text.en);
+        say!("note: {}", note.text.en);
     }
     ExitCode::SUCCESS
 }
@@ -176,6 +184,7 @@ struct CandidateJson<'a> {
     price_per_hour: Option<Decimal>,
     plan_cost: Option<Decimal>,
     currency: Option<&'a str>,
+    price_origin: Option<PriceOrigin>,
     notes: Vec<&'a str>,
 }
 
@@ -198,6 +207,7 @@ fn candidate_json(c: &Candidate) -> CandidateJson<'_> {
         price_per_hour: c.price_per_hour,
         plan_cost: c.plan_cost,
         currency: c.currency.as_deref(),
+        price_origin: c.price_origin,
         notes: english(&c.notes),
     }
 }
@@ -218,11 +228,39 @@ fn parse_price(text: &str, currency: &str) -> Result<PriceEntry, String> {
         gpu: gpu.trim().to_owned(),
         price_per_hour,
         currency: currency.to_owned(),
+        origin: PriceOrigin::Entered,
     })
 }
 
-pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
-    let prices = match args
+/// Prices paid for the rentals recorded in the database, if there is one. Reading history is
+/// a bonus: when it fails the recommendation goes on without it and says why on stderr.
+fn rental_prices(db: &Path) -> Vec<PriceEntry> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    let read = async {
+        let store = Store::open(db).await?;
+        ledger::list(&store, Utc::now()).await
+    };
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| err.to_string())
+        .and_then(|runtime| runtime.block_on(read).map_err(|err| err.to_string()));
+    match result {
+        Ok(rentals) => prices_from_rentals(&rentals),
+        Err(err) => {
+            eprintln!(
+                "warning: could not read earlier rentals' prices from {}: {err}",
+                db.display()
+            );
+            Vec::new()
+        }
+    }
+}
+
+pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
+    let entered = match args
         .prices
         .iter()
         .map(|p| parse_price(p, &args.currency))
@@ -234,7 +272,7 @@ pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
     let request = RecommendRequest {
         estimate: args.model.request(args.task),
         hours: args.hours,
-        prices,
+        prices: merge_prices(entered, rental_prices(db)),
     };
     let result = match recommend(&request) {
         Ok(result) => result,
@@ -247,9 +285,10 @@ pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
             estimate: estimate_json(&result.estimate),
         });
     }
-    println!(
+    say!(
         "{} needs ≈ {:.1} GiB on one GPU.",
-        result.estimate.model.name, result.estimate.total_gib
+        result.estimate.model.name,
+        result.estimate.total_gib
     );
     for c in result.candidates.iter().filter(|c| c.fits) {
         let cost = match (&c.plan_cost, &c.price_per_hour, &c.currency) {
@@ -257,13 +296,16 @@ pub fn run_recommend(args: &RecommendArgs) -> ExitCode {
             (None, Some(price), Some(cur)) => format!("  {price} {cur}/h per card"),
             _ => String::new(),
         };
-        println!(
+        say!(
             "  {}× {:<45} {:>6.1} GiB each, {:>3}% free{cost}",
-            c.count, c.gpu, c.vram_gib, c.headroom_pct
+            c.count,
+            c.gpu,
+            c.vram_gib,
+            c.headroom_pct
         );
     }
     for note in &result.notes {
-        println!("note: {}", note.text.en);
+        say!("note: {}", note.text.en);
     }
     ExitCode::SUCCESS
 }

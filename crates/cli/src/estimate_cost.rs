@@ -86,19 +86,28 @@ pub fn run(args: &EstimateCostArgs) -> ExitCode {
             return Ok(output::print_json(&result));
         }
         let cur = &result.currency;
-        println!(
+        say!(
             "{} h: {} {cur} (compute {}, storage {}, IP {}, traffic {})",
-            result.hours, result.total, result.compute, result.storage, result.ip, result.traffic
+            result.hours,
+            result.total,
+            result.compute,
+            result.storage,
+            result.ip,
+            result.traffic
         );
         if let Some(split) = &result.split {
-            println!(
+            say!(
                 "as {} runs of {} h with {} h stopped between:",
-                split.runs, split.hours_per_run, split.stop_hours_between
+                split.runs,
+                split.hours_per_run,
+                split.stop_hours_between
             );
             for option in &split.options {
-                println!(
+                say!(
                     "  stopped billing {:<10} {:>10} {cur}  (×{} of one run)",
-                    option.rule, option.total, option.times_continuous
+                    option.rule,
+                    option.total,
+                    option.times_continuous
                 );
             }
         }

@@ -59,9 +59,13 @@ pub fn run_gpus(args: &GpusArgs) -> ExitCode {
             sources: sources(),
         });
     }
-    println!(
+    say!(
         "{:<55} {:<13} {:>5} {:>8} {:>8}",
-        "GPU", "architecture", "CC", "GiB", "TFLOPS"
+        "GPU",
+        "architecture",
+        "CC",
+        "GiB",
+        "TFLOPS"
     );
     for gpu in gpus() {
         let cc = gpu
@@ -77,9 +81,10 @@ pub fn run_gpus(args: &GpusArgs) -> ExitCode {
             .as_ref()
             .map(|t| format!("{}", t.value))
             .unwrap_or_else(|| "?".into());
-        println!(
+        say!(
             "{:<55} {:<13} {cc:>5} {mem:>8} {tflops:>8}",
-            gpu.name, gpu.architecture
+            gpu.name,
+            gpu.architecture
         );
     }
     ExitCode::SUCCESS
@@ -100,21 +105,23 @@ pub fn run_local_gpu(args: &LocalGpuArgs) -> ExitCode {
         return print_json(&report);
     }
     match &report.reason {
-        Some(reason) => println!("{reason}"),
+        Some(reason) => say!("{reason}"),
         None => {
             if let Some(driver) = &report.driver_version {
-                println!("driver {driver}");
+                say!("driver {driver}");
             }
             for gpu in &report.gpus {
-                println!(
+                say!(
                     "GPU {}: {} ({} MiB)",
-                    gpu.index, gpu.name, gpu.memory_total_mib
+                    gpu.index,
+                    gpu.name,
+                    gpu.memory_total_mib
                 );
             }
         }
     }
     if let Some(fit) = &report.fit {
-        println!("{}", fit.message.en);
+        say!("{}", fit.message.en);
     }
     ExitCode::SUCCESS
 }
@@ -134,11 +141,11 @@ pub fn run_torch_wheel(args: &TorchWheelArgs) -> ExitCode {
     }
     match (&choice.cuda_tag, &choice.pip_command) {
         (Some(tag), Some(pip)) => {
-            println!("{tag} (PyTorch {})", choice.torch_versions);
-            println!("{pip}");
+            say!("{tag} (PyTorch {})", choice.torch_versions);
+            say!("{pip}");
         }
-        _ => println!("no PyTorch wheel fits"),
+        _ => say!("no PyTorch wheel fits"),
     }
-    println!("{}", choice.reason);
+    say!("{}", choice.reason);
     ExitCode::SUCCESS
 }

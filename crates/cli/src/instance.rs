@@ -10,8 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use leasehold_core::billing::{
-    ledger, BillingRules, BillingStart, Granularity, InstanceDetail, InstanceSummary, NewInstance,
-    PowerAction, ProviderKey, StoppedBilling,
+    ledger, BillingRules, InstanceDetail, InstanceSummary, NewInstance, PowerAction, ProviderKey,
 };
 use rust_decimal::Decimal;
 
@@ -19,6 +18,7 @@ use crate::ledger::{
     block_on, decimal, open_existing, open_for_write, optional_decimal, time_or_now,
 };
 use crate::output;
+use crate::rule_flags::RuleFlags;
 
 #[derive(Subcommand)]
 pub enum InstanceCommand {
@@ -42,103 +42,6 @@ pub enum InstanceCommand {
     List(ListArgs),
     /// One instance: rules, timeline and bill.
     Show(ShowArgs),
-}
-
-/// Billing rule fields. Amounts are per hour in the instance's currency unless named otherwise.
-#[derive(Args, Default)]
-pub struct RuleFlags {
-    /// Price of one GPU for one hour (multiplied by --count).
-    #[arg(long, allow_hyphen_values = true)]
-    price: Option<String>,
-    /// Number of GPUs.
-    #[arg(long, allow_hyphen_values = true)]
-    count: Option<String>,
-    /// When billing starts: at creation or at the first power-on.
-    #[arg(long, value_name = "created|running")]
-    billing_starts: Option<String>,
-    /// What a stopped instance costs per hour: none, storage:RATE or rate:RATE.
-    #[arg(
-        long,
-        value_name = "none|storage:RATE|rate:RATE",
-        allow_hyphen_values = true
-    )]
-    stopped_billing: Option<String>,
-    /// Hourly rate in no-GPU mode (无卡模式); without it `no-gpu` is refused.
-    #[arg(long, allow_hyphen_values = true)]
-    no_gpu_rate: Option<String>,
-    /// Data disk fee per hour.
-    #[arg(long, allow_hyphen_values = true)]
-    disk_fee: Option<String>,
-    /// Snapshot fee per hour.
-    #[arg(long, allow_hyphen_values = true)]
-    snapshot_fee: Option<String>,
-    /// Public IP fee per hour.
-    #[arg(long, allow_hyphen_values = true)]
-    ip_fee: Option<String>,
-    /// Price per GB of traffic.
-    #[arg(long, allow_hyphen_values = true)]
-    traffic_price: Option<String>,
-    /// Billing unit, each billed stretch rounded up to it.
-    #[arg(long, value_name = "second|minute|hour")]
-    granularity: Option<String>,
-    /// Days a stopped instance is kept before the provider wipes it (0 = never).
-    #[arg(long, allow_hyphen_values = true)]
-    wipe_after_days: Option<String>,
-}
-
-impl RuleFlags {
-    /// `base` with every given flag applied.
-    fn apply(&self, mut rules: BillingRules) -> Result<BillingRules, ExitCode> {
-        if let Some(price) = &self.price {
-            rules.price_per_gpu_hour = decimal("price_per_gpu_hour", price)?;
-        }
-        if let Some(count) = &self.count {
-            rules.gpu_count = count.trim().parse().map_err(|_| {
-                output::bad_input(format!(
-                    "--count {count:?} is not a whole number of GPUs (1 or more)"
-                ))
-            })?;
-        }
-        if let Some(starts) = &self.billing_starts {
-            rules.billing_starts = starts
-                .parse::<BillingStart>()
-                .map_err(|e| output::fail(&e))?;
-        }
-        if let Some(stopped) = &self.stopped_billing {
-            rules.stopped_billing = stopped
-                .parse::<StoppedBilling>()
-                .map_err(|e| output::fail(&e))?;
-        }
-        if let Some(rate) = optional_decimal("no_gpu_rate", self.no_gpu_rate.as_deref())? {
-            rules.no_gpu_rate = Some(rate);
-        }
-        if let Some(fee) = optional_decimal("data_disk_per_hour", self.disk_fee.as_deref())? {
-            rules.data_disk_per_hour = fee;
-        }
-        if let Some(fee) = optional_decimal("snapshot_per_hour", self.snapshot_fee.as_deref())? {
-            rules.snapshot_per_hour = fee;
-        }
-        if let Some(fee) = optional_decimal("public_ip_per_hour", self.ip_fee.as_deref())? {
-            rules.public_ip_per_hour = fee;
-        }
-        if let Some(price) = optional_decimal("traffic_per_gb", self.traffic_price.as_deref())? {
-            rules.traffic_per_gb = price;
-        }
-        if let Some(granularity) = &self.granularity {
-            rules.granularity = granularity
-                .parse::<Granularity>()
-                .map_err(|e| output::fail(&e))?;
-        }
-        if let Some(days) = &self.wipe_after_days {
-            let days: u32 = days.trim().parse().map_err(|_| {
-                output::bad_input(format!(
-                    "--wipe-after-days {days:?} is not a whole number of days (0 = never)"
-                ))
-            })?;
-            rules.wipe_after_stopped_days = (days > 0).then_some(days);
-        }
-        Ok(rules)
-    }
 }
 
 #[derive(Args)]
@@ -370,10 +273,10 @@ fn list(db: &Path, args: &ListArgs) -> Result<ExitCode, ExitCode> {
         return Ok(output::print_json(&summaries));
     }
     if summaries.is_empty() {
-        println!("no instances recorded yet (leasehold instance add NAME --gpu … --price … --currency …)");
+        say!("no instances recorded yet (leasehold instance add NAME --gpu … --price … --currency …)");
     }
     for summary in &summaries {
-        println!("{}", summary_line(summary));
+        say!("{}", summary_line(summary));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -415,15 +318,15 @@ fn print_summary(summary: &InstanceSummary, json: bool, verb: &str) -> ExitCode 
     if json {
         return output::print_json(summary);
     }
-    println!("{}: {verb} at {}", summary.name, summary.as_of.to_rfc3339());
-    println!("{}", summary_line(summary));
+    say!("{}: {verb} at {}", summary.name, summary.as_of.to_rfc3339());
+    say!("{}", summary_line(summary));
     ExitCode::SUCCESS
 }
 
 fn print_detail(detail: &InstanceDetail) {
     let s = &detail.summary;
-    println!("{}", summary_line(s));
-    println!(
+    say!("{}", summary_line(s));
+    say!(
         "provider {}, {} {} per GPU-hour, billing from {}, stopped: {}, per {}",
         s.provider,
         detail.rules.price_per_gpu_hour,
@@ -433,19 +336,21 @@ fn print_detail(detail: &InstanceDetail) {
         detail.rules.granularity.as_str()
     );
     if let Some(wipe_at) = s.wipe_at {
-        println!(
+        say!(
             "wiped by the provider at {} if it stays stopped",
             wipe_at.to_rfc3339()
         );
     }
     if let Some(budget) = &s.budget {
-        println!(
+        say!(
             "budget {} {}: {} % used",
-            budget.amount, s.currency, budget.percent_used
+            budget.amount,
+            s.currency,
+            budget.percent_used
         );
     }
     for interval in &detail.report.intervals {
-        println!(
+        say!(
             "  {} → {}  {:<8} {:>10} {}",
             interval.start.to_rfc3339(),
             if interval.ongoing {

@@ -79,7 +79,7 @@ pub fn run_presets(json: bool) -> ExitCode {
         return output::print_json(&all);
     }
     for p in &all {
-        println!(
+        say!(
             "{:<9} {:<8} billing from {:<8} stopped: {:<8} per {:<6} wipe after: {:<8} no-GPU mode: {}",
             p.key.as_str(),
             p.display_name,

@@ -3,6 +3,20 @@
 //! One file per command group; each parses its arguments, calls leasehold-core, and prints
 //! through `output`. Exit codes: 0 success, 2 bad input, 1 other failure.
 
+/// `println!` that survives a closed pipe; see [`output::say`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::output::say(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` for messages on stderr (kept beside `say!` so output goes through one place).
+macro_rules! esay {
+    ($($arg:tt)*) => {
+        eprintln!($($arg)*)
+    };
+}
+
 mod cost;
 mod estimate;
 mod estimate_cost;
@@ -12,7 +26,9 @@ mod ledger;
 mod output;
 mod parse;
 mod rent_vs_buy;
+mod rule_flags;
 mod ssh;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +64,8 @@ enum Command {
     /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
     #[command(subcommand)]
     Parse(parse::ParseCommand),
+    /// Check a rented machine (or this computer): probes, then findings with fixes.
+    Verify(verify::VerifyArgs),
     /// Record rentals and their power changes.
     #[command(subcommand)]
     Instance(instance::InstanceCommand),
@@ -127,11 +145,12 @@ fn main() -> ExitCode {
     };
     match &cli.command {
         Command::Paths => {
-            println!("db: {}", cli.db_path().display());
-            println!("logs: {}", leasehold_core::paths::log_dir().display());
+            say!("db: {}", cli.db_path().display());
+            say!("logs: {}", leasehold_core::paths::log_dir().display());
             ExitCode::SUCCESS
         }
         Command::Parse(command) => parse::run(command),
+        Command::Verify(args) => verify::run(&cli.db_path(), args),
         Command::Instance(command) => instance::run(&cli.db_path(), command),
         Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
         Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),
@@ -152,7 +171,7 @@ fn main() -> ExitCode {
         } => ssh::copy(ssh, source, destination, *json),
         Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
         Command::Estimate(args) => estimate::run_estimate(args),
-        Command::Recommend(args) => estimate::run_recommend(args),
+        Command::Recommend(args) => estimate::run_recommend(args, &cli.db_path()),
         Command::TorchWheel(args) => gpus::run_torch_wheel(args),
         Command::Gpus(args) => gpus::run_gpus(args),
         Command::LocalGpu(args) => gpus::run_local_gpu(args),

@@ -11,11 +11,28 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for every other failure.
 pub const EXIT_FAILURE: u8 = 1;
 
+/// Write one line to stdout. A closed pipe (`leasehold … | head`) ends the program quietly,
+/// as Unix tools do, instead of the panic `println!` would raise.
+pub fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = stdout
+        .write_fmt(line)
+        .and_then(|()| stdout.write_all(b"\n"))
+    {
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: could not write to stdout: {err}");
+        std::process::exit(i32::from(EXIT_FAILURE));
+    }
+}
+
 /// Print `value` as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> ExitCode {
     match serde_json::to_string_pretty(value) {
         Ok(text) => {
-            println!("{text}");
+            say!("{text}");
             ExitCode::SUCCESS
         }
         Err(err) => {

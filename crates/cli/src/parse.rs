@@ -43,14 +43,14 @@ fn print_text(report: &ContractReport) {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    println!(
+    say!(
         "status: {status}  driver: {}  CUDA: {}",
         report.driver_version.as_deref().unwrap_or("-"),
         report.cuda_version.as_deref().unwrap_or("-")
     );
     for gpu in &report.gpus {
         let opt = |v: Option<u32>| v.map_or("-".to_owned(), |v| v.to_string());
-        println!(
+        say!(
             "GPU {}  {}  {}/{} MiB  {}%  {:?}",
             gpu.index,
             gpu.name.as_deref().unwrap_or("?"),
@@ -61,7 +61,7 @@ fn print_text(report: &ContractReport) {
         );
     }
     for process in &report.processes {
-        println!(
+        say!(
             "  pid {} {} {} MiB",
             process.pid,
             process.name,

@@ -50,21 +50,23 @@ pub fn run(args: &RentVsBuyArgs) -> ExitCode {
             return Ok(output::print_json(&result));
         }
         let cur = &result.currency;
-        println!(
+        say!(
             "renting: {} {cur}/month; owning: {} {cur}/month of electricity after the card",
-            result.rent_per_month, result.power_per_month
+            result.rent_per_month,
+            result.power_per_month
         );
         match result.break_even_month {
-            Some(month) => println!("buying pays for itself in month {month}"),
+            Some(month) => say!("buying pays for itself in month {month}"),
             None => {
-                println!(
-                    "buying never pays for itself: electricity alone costs as much as renting"
-                );
+                say!("buying never pays for itself: electricity alone costs as much as renting");
             }
         }
-        println!(
+        say!(
             "over {} months: renting {} {cur}, buying {} {cur} → {} is cheaper",
-            result.months, result.rent_total, result.buy_total, result.cheaper
+            result.months,
+            result.rent_total,
+            result.buy_total,
+            result.cheaper
         );
         Ok(ExitCode::SUCCESS)
     };

@@ -97,17 +97,17 @@ pub fn ssh_parse(command: &str, json: bool) -> ExitCode {
             if json {
                 return output::print_json(&summary);
             }
-            println!("host: {}", summary.host);
-            println!("port: {}", summary.port);
-            println!("user: {}", summary.user.as_deref().unwrap_or("(default)"));
+            say!("host: {}", summary.host);
+            say!("port: {}", summary.port);
+            say!("user: {}", summary.user.as_deref().unwrap_or("(default)"));
             if let Some(key) = &summary.identity_file {
-                println!("identity_file: {key}");
+                say!("identity_file: {key}");
             }
             if !summary.jump.is_empty() {
-                println!("jump: {}", summary.jump.join(", "));
+                say!("jump: {}", summary.jump.join(", "));
             }
             if !summary.ignored.is_empty() {
-                println!("ignored: {}", summary.ignored.join(" | "));
+                say!("ignored: {}", summary.ignored.join(" | "));
             }
             ExitCode::SUCCESS
         }
@@ -266,7 +266,7 @@ pub fn forward(args: &SshArgs, spec: &str) -> ExitCode {
             .await
         {
             Ok(info) => {
-                println!("{}", info.url);
+                say!("{}", info.url);
                 let _ = std::io::stdout().flush();
                 eprintln!(
                     "forwarding 127.0.0.1:{} -> {}:{} on the instance; Ctrl-C to stop",

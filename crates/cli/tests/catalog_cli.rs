@@ -370,3 +370,82 @@ fn local_gpu_reports_calmly_and_exits_0() {
     ]);
     assert_eq!(with_task["available"], available);
 }
+
+#[test]
+fn recommend_uses_prices_paid_for_earlier_rentals_in_the_database() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("leasehold.db");
+    let db = db.to_str().expect("utf-8 path");
+    leasehold()
+        .args([
+            "instance",
+            "add",
+            "lab-4090",
+            "--gpu",
+            "RTX 4090",
+            "--count",
+            "1",
+            "--price",
+            "1.98",
+            "--currency",
+            "CNY",
+        ])
+        .args(["--db", db])
+        .assert()
+        .success();
+    let v = json(&[
+        "recommend",
+        "--params",
+        "7",
+        "--task",
+        "inference",
+        "--hours",
+        "5",
+        "--db",
+        db,
+        "--json",
+    ]);
+    let rtx4090 = single(&v, "rtx-4090");
+    assert_eq!(rtx4090["price_per_hour"], "1.98");
+    assert_eq!(rtx4090["plan_cost"], "9.90");
+    assert_eq!(rtx4090["price_origin"], "earlier_rental");
+    assert_eq!(
+        v["candidates"][0]["gpu_id"], "rtx-4090",
+        "the only priced card leads"
+    );
+    // A price typed in now wins over history.
+    let v = json(&[
+        "recommend",
+        "--params",
+        "7",
+        "--task",
+        "inference",
+        "--price",
+        "RTX 4090=2.20",
+        "--db",
+        db,
+        "--json",
+    ]);
+    assert_eq!(single(&v, "rtx-4090")["price_per_hour"], "2.20");
+    assert_eq!(single(&v, "rtx-4090")["price_origin"], "entered");
+}
+
+#[test]
+fn recommend_without_a_database_file_creates_none() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("absent.db");
+    json(&[
+        "recommend",
+        "--params",
+        "7",
+        "--task",
+        "inference",
+        "--db",
+        db.to_str().expect("utf-8"),
+        "--json",
+    ]);
+    assert!(
+        !db.exists(),
+        "recommend only reads history; it must not create a database"
+    );
+}

@@ -5,6 +5,7 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod connect;
 pub mod diagnose;
 pub mod error;
 pub mod paths;
@@ -14,5 +15,6 @@ pub mod shell;
 pub mod ssh;
 pub mod store;
 pub mod target;
+pub mod verify;
 
 pub use error::{ApiError, Coded};

@@ -1,257 +1,170 @@
-//! The SSH engine over a link that breaks: sshd in a network namespace behind the delay link,
-//! which the tests cut. A short cut must cost nothing but time; a cut long enough for the
-//! keepalive to give up must end in a reconnect, not an error for the next command.
+//! A transfer interrupted by a cut link resumes where it stopped once the link is back, over a
+//! real sshd inside a network namespace behind the userspace delay link.
 //!
-//! Needs root (namespaces, TUN devices, sshd); elsewhere each test prints why it is skipped.
+//! Needs root (namespaces, TUN); elsewhere it prints why it is skipped.
 
 use std::io::Write;
-use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use leasehold_core::ssh::{
-    parse_ssh_command, ConnectOptions, Credentials, Destination, KeyFile, KnownHosts, LinkState,
-    SshTarget, TransferOptions, TransferProgress,
+    parse_ssh_command, ConnectOptions, Credentials, Destination, KeyFile, KnownHosts, SshTarget,
+    TransferOptions, TransferProgress,
 };
-use leasehold_core::target::{CommandSpec, LineSplitter, OutputStream, Target};
-use leasehold_testkit::delay_link::DelayLink;
+use leasehold_testkit::delay_link::{DelayLink, LinkOptions};
 use leasehold_testkit::netns;
 use leasehold_testkit::{ClientKey, SshdOptions, TestHost};
+use sha2::{Digest, Sha256};
 
-const ONE_WAY: Duration = Duration::from_millis(5);
-const KEEPALIVE: Duration = Duration::from_secs(1);
+const SIZE: usize = 16 * 1024 * 1024;
+/// Slow enough that the cut lands mid-transfer.
+const RATE: u64 = 8 * 1024 * 1024;
 
-/// sshd behind a delay link, and a scratch folder for the client's known_hosts.
-struct DistantHost {
-    // Field order is drop order: sshd before the namespace it runs in.
-    sshd: TestHost,
-    link: DelayLink,
-    scratch: tempfile::TempDir,
-}
-
-impl DistantHost {
-    fn start() -> Self {
-        let link = DelayLink::start(ONE_WAY).expect("start the delay link");
-        let sshd = TestHost::start_with(SshdOptions {
-            listen: link.ns_addr().into(),
-            netns: Some(link.namespace().name().to_owned()),
-            ..SshdOptions::default()
-        });
-        Self {
-            sshd,
-            link,
-            scratch: tempfile::tempdir().expect("scratch dir"),
-        }
-    }
-
-    async fn connect(&self) -> SshTarget {
-        let command = parse_ssh_command(&self.sshd.ssh_command()).expect("harness command parses");
-        let destination = Destination::resolve(&command, None).expect("resolves");
-        let credentials = Credentials {
-            keys: vec![KeyFile {
-                path: self.sshd.key(ClientKey::Ed25519),
-                passphrase: None,
-            }],
-            ..Credentials::default()
-        };
-        let options = ConnectOptions {
-            known_hosts: KnownHosts::only(self.scratch.path().join("known_hosts")),
-            accept_new_host_key: true,
-            keepalive: KEEPALIVE,
-            ..ConnectOptions::default()
-        };
-        SshTarget::connect(destination, credentials, options)
-            .await
-            .unwrap_or_else(|err| panic!("connect through the link: {err}\n{}", self.sshd.log()))
-    }
-
-    /// Logins sshd accepted so far: one per SSH connection.
-    fn logins(&self) -> usize {
-        self.sshd.log().matches("Accepted publickey").count()
-    }
-
-    /// TCP connections from this machine to sshd that are still established.
-    fn established_connections(&self) -> usize {
-        let output = Command::new("ss")
-            .args(["-Htn", "state", "established", "dst"])
-            .arg(format!("{}:{}", self.link.ns_addr(), self.sshd.port()))
-            .output()
-            .expect("run ss");
-        String::from_utf8_lossy(&output.stdout).lines().count()
-    }
-}
-
-#[tokio::test]
-async fn output_sent_during_a_short_cut_arrives_complete_and_in_order() {
-    if !netns::can_run("output_sent_during_a_short_cut_arrives_complete_and_in_order") {
-        return;
-    }
-    let host = DistantHost::start();
-    let target = host.connect().await;
-    let spec = CommandSpec::new("for i in $(seq 1 20); do echo line-$i; sleep 0.05; done")
-        .timeout(Duration::from_secs(30));
-
-    let mut lines = Vec::new();
-    let run = async {
-        let mut splitter = LineSplitter::new(|stream, line: &str| {
-            if stream == OutputStream::Stdout {
-                lines.push(line.to_owned());
-            }
-        });
-        let mut sink = |stream: OutputStream, chunk: &[u8]| splitter.push(stream, chunk);
-        target.run_streaming(&spec, &mut sink).await
-    };
-    let cut = async {
-        // Let the command start printing, then break the link for most of its run.
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        host.link.cut(Duration::from_millis(700));
-    };
-    let (status, ()) = tokio::join!(run, cut);
-
-    let status = status.expect("the command survives a 0.7 s cut");
-    assert_eq!(status, Some(0), "the command's own exit status");
-    let expected: Vec<String> = (1..=20).map(|i| format!("line-{i}")).collect();
-    assert_eq!(lines, expected, "every line, in order, despite the cut");
-    assert!(
-        host.link.stats().dropped_by_cut > 0,
-        "the cut really dropped packets of this command: {:?}",
-        host.link.stats()
-    );
-    assert_eq!(host.logins(), 1, "a short cut needs no new connection");
-}
-
-#[tokio::test]
-async fn a_command_after_a_cut_that_outlasts_the_keepalive_reconnects() {
-    if !netns::can_run("a_command_after_a_cut_that_outlasts_the_keepalive_reconnects") {
-        return;
-    }
-    let host = DistantHost::start();
-    let target = host.connect().await;
-    let first = target
-        .run(&CommandSpec::new("echo before"))
-        .await
-        .expect("runs before the cut");
-    assert_eq!(first.stdout_text(), "before\n");
-    assert_eq!(host.established_connections(), 1, "one connection in use");
-
-    host.link.cut_until_restored();
-    // Unanswered keepalives make the engine give the connection up; wait until it has.
-    let gave_up_by = Instant::now() + Duration::from_secs(60);
-    while host.established_connections() > 0 {
-        assert!(
-            Instant::now() < gave_up_by,
-            "the engine never gave up the dead connection (keepalive every {KEEPALIVE:?})"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    host.link.restore();
-
-    let mut states = target.link_state();
-    let after = target
-        .run(&CommandSpec::new("echo after"))
-        .await
-        .expect("the next command reconnects instead of failing");
-    assert_eq!(
-        after.stdout_text(),
-        "after\n",
-        "the command ran on the new connection"
-    );
-    assert_eq!(after.exit_status, Some(0));
-    assert_eq!(
-        host.logins(),
-        2,
-        "sshd saw a second login: the engine reconnected"
-    );
-    assert!(
-        states.has_changed().unwrap_or(false),
-        "the link state went through reconnecting"
-    );
-    assert_eq!(
-        *states.borrow_and_update(),
-        LinkState::Connected,
-        "and ends connected"
-    );
-}
-
-#[tokio::test]
-async fn a_download_cut_off_midway_resumes_from_what_arrived() {
-    if !netns::can_run("a_download_cut_off_midway_resumes_from_what_arrived") {
-        return;
-    }
-    let host = DistantHost::start();
-    let size: usize = 16_000_000;
-    let remote_file = host.sshd.remote_dir().join("checkpoint.bin");
-    let expected = write_pattern(&remote_file, size);
-    let remote = remote_file.to_string_lossy();
-    let local = host.scratch.path().join("checkpoint.bin");
-    // Slow enough that the cut lands mid-transfer.
-    host.link.set_rate(Some(8_000_000));
-    let target = host.connect().await;
-
-    let arrived = AtomicU64::new(0);
-    let record = |p: &TransferProgress| arrived.store(p.bytes_done, Ordering::Relaxed);
-    let no_resume = TransferOptions {
-        resume: false,
-        verify: true,
-    };
-    let first = target.download(&remote, &local, no_resume, &record);
-    let cut = async {
-        while arrived.load(Ordering::Relaxed) < 4_000_000 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        host.link.cut_until_restored();
-    };
-    let (first, ()) = tokio::join!(first, cut);
-    let err = first.expect_err("a download whose link stays cut fails instead of hanging");
-    let partial = std::fs::metadata(&local).map(|m| m.len()).unwrap_or(0);
-    assert!(
-        partial > 0 && partial < size as u64,
-        "a partial file is left behind ({partial} of {size} bytes) after: {err}"
-    );
-
-    host.link.restore();
-    host.link.set_rate(None);
-    let report = target
-        .download(&remote, &local, TransferOptions::default(), &|_| {})
-        .await
-        .expect("the download completes once the link is back");
-    assert_eq!(
-        report.resumed_bytes, partial,
-        "the second attempt continues from the partial file instead of starting over"
-    );
-    assert!(report.verified, "the engine compared SHA-256 on both sides");
-    assert_eq!(
-        sha256_of(&local),
-        expected,
-        "the resumed file is byte-identical to the remote one"
-    );
-    assert_eq!(
-        host.logins(),
-        2,
-        "the second attempt came over a new connection"
-    );
-}
-
-/// Incompressible-looking bytes (xorshift) written to `path`; returns their SHA-256.
-fn write_pattern(path: &std::path::Path, size: usize) -> String {
-    use sha2::{Digest, Sha256};
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut bytes = Vec::with_capacity(size);
-    while bytes.len() < size {
+fn write_pattern(path: &Path, size: usize) {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    for _ in 0..size / 8 {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        bytes.extend_from_slice(&state.to_le_bytes());
+        file.write_all(&state.to_le_bytes()).expect("write");
     }
-    bytes.truncate(size);
-    let mut file = std::fs::File::create(path).expect("create the remote file");
-    file.write_all(&bytes).expect("write the remote file");
-    hex::encode(Sha256::digest(&bytes))
+    file.flush().expect("flush");
 }
 
-fn sha256_of(path: &std::path::Path) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(
-        std::fs::read(path).expect("read the download"),
-    ))
+fn sha256_of(path: &Path) -> String {
+    hex::encode(Sha256::digest(std::fs::read(path).expect("read")))
+}
+
+fn quiet(_: &TransferProgress) {}
+
+/// Give up on a silent link after 1.5 s (the default is 30 s) so the test stays short.
+fn transfer_options() -> TransferOptions {
+    TransferOptions {
+        stall_timeout: Duration::from_millis(1500),
+        ..TransferOptions::default()
+    }
+}
+
+/// Start a transfer, cut the link 0.7 s in (for 4 s), and return once the transfer has failed.
+async fn cut_during<F: std::future::Future<Output = Result<(), String>>>(
+    link: &DelayLink,
+    transfer: F,
+) {
+    let cutter = async {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        link.cut(Duration::from_secs(4));
+        std::future::pending::<()>().await;
+    };
+    let started = std::time::Instant::now();
+    let outcome = tokio::select! {
+        outcome = transfer => outcome,
+        () = cutter => unreachable!("the cutter never finishes"),
+    };
+    eprintln!(
+        "first attempt ended after {:?}: {outcome:?}",
+        started.elapsed()
+    );
+    assert!(
+        outcome
+            .as_ref()
+            .is_err_and(|err| err.contains("stalled") || err.contains("dropped")),
+        "a 16 MB transfer at 8 MB/s must not finish before a cut at 0.7 s"
+    );
+    while link.is_cut() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn transfers_cut_by_a_link_drop_resume_and_verify() {
+    if !netns::can_run("transfers_cut_by_a_link_drop_resume_and_verify") {
+        return;
+    }
+    let link = DelayLink::start_with(LinkOptions {
+        one_way_delay: Duration::from_millis(5),
+        rate_bytes_per_sec: Some(RATE),
+    })
+    .expect("delay link");
+    let host = TestHost::start_with(SshdOptions {
+        listen: link.ns_addr().into(),
+        netns: Some(link.namespace().name().to_owned()),
+        ..SshdOptions::default()
+    });
+    let scratch = tempfile::tempdir().expect("scratch");
+    let command = parse_ssh_command(&host.ssh_command()).expect("parses");
+    let destination = Destination::resolve(&command, None).expect("resolves");
+    let credentials = Credentials {
+        keys: vec![KeyFile {
+            path: host.key(ClientKey::Ed25519),
+            passphrase: None,
+        }],
+        ..Credentials::default()
+    };
+    let options = ConnectOptions {
+        known_hosts: KnownHosts::only(scratch.path().join("known_hosts")),
+        accept_new_host_key: true,
+        // Notice the dead link within seconds instead of waiting for TCP to give up.
+        keepalive: Duration::from_secs(1),
+        reconnect_window: Duration::from_secs(30),
+        ..ConnectOptions::default()
+    };
+    let target = SshTarget::connect(destination, credentials, options)
+        .await
+        .unwrap_or_else(|err| panic!("connect through the link: {err}\n{}", host.log()));
+
+    // Download, cut, resume.
+    let remote_file = host.remote_dir().join("model.bin");
+    write_pattern(&remote_file, SIZE);
+    host.give_to_user(&remote_file);
+    let remote = remote_file.to_string_lossy().into_owned();
+    let local = scratch.path().join("model.bin");
+    cut_during(
+        &link,
+        Box::pin(async {
+            target
+                .download(&remote, &local, transfer_options(), &quiet)
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        }),
+    )
+    .await;
+    let partial = std::fs::metadata(&local).map(|m| m.len()).unwrap_or(0);
+    let report = target
+        .download(&remote, &local, transfer_options(), &quiet)
+        .await
+        .expect("the download resumes after the link is back");
+    assert_eq!(
+        report.resumed_bytes, partial,
+        "the bytes received before the cut are kept"
+    );
+    assert!(partial > 0, "the cut happened mid-transfer");
+    assert_eq!(sha256_of(&local), sha256_of(&remote_file), "verified copy");
+
+    // Upload, cut, resume.
+    let source = scratch.path().join("dataset.bin");
+    write_pattern(&source, SIZE);
+    let upload_to = host.remote_dir().join("dataset.bin");
+    let upload_path = upload_to.to_string_lossy().into_owned();
+    cut_during(
+        &link,
+        Box::pin(async {
+            target
+                .upload(&source, &upload_path, transfer_options(), &quiet)
+                .await
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        }),
+    )
+    .await;
+    let report = target
+        .upload(&source, &upload_path, transfer_options(), &quiet)
+        .await
+        .expect("the upload resumes after the link is back");
+    assert!(
+        report.resumed_bytes > 0,
+        "the part already sent is not sent again"
+    );
+    assert_eq!(sha256_of(&upload_to), sha256_of(&source), "verified copy");
 }

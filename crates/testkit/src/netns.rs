@@ -212,6 +212,15 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    ip_output(args).map(drop)
+}
+
+/// Runs `ip ARGS…` and returns its stdout, or why it failed.
+pub(crate) fn ip_output<I, S>(args: I) -> Result<String, NetnsError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let mut command = Command::new("ip");
     command.args(args);
     let described = format!("{command:?}");
@@ -220,7 +229,7 @@ where
         source,
     })?;
     if output.status.success() {
-        Ok(())
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         Err(NetnsError::Failed {
             command: described,

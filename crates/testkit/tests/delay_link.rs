@@ -68,6 +68,12 @@ async fn round_trip_takes_at_least_twice_the_one_way_delay() {
         );
     }
     assert!(link.stats().forwarded > 0, "packets went through the link");
+    assert_eq!(
+        link.kernel_queue_drops()
+            .expect("read the devices' counters"),
+        0,
+        "a few echo packets never overflow the device queues"
+    );
 }
 
 #[tokio::test]

@@ -1,11 +1,14 @@
 //! Choose GPU: thin commands over `leasehold_core::catalog`.
 
+use leasehold_core::billing::ledger;
 use leasehold_core::catalog::{
-    self, CatalogListing, Estimate, EstimateRequest, LocalGpuReport, ModelShape, RecommendRequest,
-    Recommendation, TorchWheelChoice, TorchWheelRequest,
+    self, CatalogListing, Estimate, EstimateRequest, LocalGpuReport, ModelShape, PriceEntry,
+    RecommendRequest, Recommendation, TorchWheelChoice, TorchWheelRequest,
 };
 use leasehold_core::ApiError;
 use tracing::instrument;
+
+use crate::state::AppState;
 
 #[tauri::command]
 #[instrument(err(Debug))]
@@ -47,4 +50,15 @@ pub fn local_gpus(request: Option<EstimateRequest>) -> Result<LocalGpuReport, Ap
         &catalog::detect_local_gpus(),
         estimate.as_ref(),
     ))
+}
+
+/// Prices paid for earlier rentals (the newest rental per GPU): the recommender's price list
+/// for the GPUs the user has not typed a price for.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn earlier_prices(
+    state: tauri::State<'_, AppState>,
+) -> Result<Vec<PriceEntry>, ApiError> {
+    let rentals = ledger::list(&state.store, state.now()).await?;
+    Ok(catalog::prices_from_rentals(&rentals))
 }

@@ -8,3 +8,5 @@ pub mod app;
 pub mod billing;
 pub mod catalog;
 pub mod settings;
+pub mod ssh;
+pub mod verify;

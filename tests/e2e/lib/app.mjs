@@ -2,7 +2,7 @@
 // private home and database, and tears everything down again. One tauri-driver per launch, so each
 // launch can get its own environment (system language) and relaunching tests "close and reopen".
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { Session, waitFor } from './webdriver.mjs'
@@ -33,31 +33,6 @@ function portAnswers(port) {
   })
 }
 
-/** Processes started with this `LEASEHOLD_DB` (the app and its WebKit helpers), by pid. */
-function processesUsing(db) {
-  const marker = `LEASEHOLD_DB=${db}\0`
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/environ`, 'latin1').includes(marker)
-      } catch {
-        return false
-      }
-    })
-    .map(Number)
-}
-
-function signal(pids, sig) {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, sig)
-    } catch {
-      // already gone
-    }
-  }
-}
-
 /**
  * Start the app. `profile` is a folder used as HOME and XDG data/config home; `language` is the
  * system locale the app sees (e.g. "en_US").
@@ -65,14 +40,13 @@ function signal(pids, sig) {
 export async function launchApp({ profile, language = 'en_US' }) {
   if (!BINARY) throw new Error('LEASEHOLD_APP_BIN is not set; run through tests/e2e/run.sh')
   const [port, nativePort] = [await freePort(), await freePort()]
-  const db = path.join(profile, 'leasehold.sqlite3')
   const env = {
     ...process.env,
     HOME: profile,
     XDG_DATA_HOME: path.join(profile, 'data'),
     XDG_CONFIG_HOME: path.join(profile, 'config'),
     XDG_CACHE_HOME: path.join(profile, 'cache'),
-    LEASEHOLD_DB: db,
+    LEASEHOLD_DB: path.join(profile, 'leasehold.sqlite3'),
     // navigator.language follows LANG; run.sh compiles the locales into LOCPATH.
     LANG: `${language}.UTF-8`,
     LC_ALL: '',
@@ -86,14 +60,24 @@ export async function launchApp({ profile, language = 'en_US' }) {
     WEBKIT_DISABLE_DMABUF_RENDERER: '1',
     LIBGL_ALWAYS_SOFTWARE: '1',
   }
-  // Output goes to a file, not to this process: an app outliving its session must not hold the
-  // test runner's pipes open.
-  const log = openSync(path.join(profile, `tauri-driver-${port}.log`), 'a')
+  // Its own process group, so closing kills WebKitWebDriver and the app with it; output to a log
+  // file, never to the test runner's pipe, which a leftover app would otherwise hold open forever.
+  mkdirSync(SCREENSHOT_DIR, { recursive: true })
+  const log = openSync(path.join(SCREENSHOT_DIR, `tauri-driver-${port}.log`), 'a')
   const driver = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
     env,
+    detached: true,
     stdio: ['ignore', log, log],
   })
+  closeSync(log)
   const exited = new Promise((resolve) => driver.once('exit', resolve))
+  const killGroup = () => {
+    try {
+      process.kill(-driver.pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
   try {
     await waitFor(() => portAnswers(port), { timeoutMs: 30_000, what: `tauri-driver on port ${port}` })
     await waitFor(() => portAnswers(nativePort), { timeoutMs: 30_000, what: `WebKitWebDriver on port ${nativePort}` })
@@ -107,19 +91,15 @@ export async function launchApp({ profile, language = 'en_US' }) {
         await session.close().catch(() => {})
         driver.kill('SIGTERM')
         await exited
+        killGroup()
         // WebKitWebDriver exits after its session; wait until its port is really released.
         await waitFor(async () => !(await portAnswers(nativePort)), { timeoutMs: 15_000, what: 'WebKitWebDriver to exit' })
-        // Normally the app quit with the session; if it did not, end it (found by its database).
-        signal(processesUsing(db), 'SIGTERM')
-        await waitFor(() => processesUsing(db).length === 0, { timeoutMs: 10_000, what: 'the app to exit' }).catch(() =>
-          signal(processesUsing(db), 'SIGKILL'),
-        )
       },
     }
   } catch (error) {
     driver.kill('SIGTERM')
     await exited
-    signal(processesUsing(db), 'SIGKILL')
+    killGroup()
     throw error
   }
 }

@@ -4,19 +4,23 @@ import { createContext } from 'svelte'
 
 export type Route =
   | { name: 'rentals' }
+  | { name: 'choose-gpu' }
   | { name: 'new-rental' }
   | { name: 'instance'; instance: string }
   | { name: 'estimate' }
   | { name: 'settings' }
+  | { name: 'connect'; instance: string }
+  | { name: 'verify'; instance: string }
+  | { name: 'terminal'; instance: string }
 
-export type Section = 'rentals' | 'new-rental' | 'estimate' | 'settings'
+export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings'
 
 export class Router {
   route = $state<Route>({ name: 'rentals' })
 
   /** The sidebar entry to highlight: an instance page belongs to Rentals. */
   get section(): Section {
-    return this.route.name === 'instance' ? 'rentals' : this.route.name
+    return 'instance' in this.route ? 'rentals' : this.route.name
   }
 
   go(route: Route): void {

@@ -66,6 +66,7 @@ pub async fn battery(host: &BenchHost, battery: &[Probe]) -> BenchResult<(Batter
 const PLAIN_COPY: TransferOptions = TransferOptions {
     resume: false,
     verify: false,
+    stall_timeout: Duration::from_secs(30),
 };
 
 fn no_progress(_: &TransferProgress) {}

@@ -86,8 +86,13 @@ fn run(args: &Args) -> BenchResult<()> {
         transfer::figures(&runtime, &host, args.sftp_mb)?;
     }
     let stats = host.link.stats();
+    let kernel_drops = host
+        .link
+        .kernel_queue_drops()
+        .map_or_else(|err| format!("unknown ({err})"), |n| n.to_string());
     println!(
-        "\nlink: {} packets forwarded, {} dropped (queue full)",
+        "\nlink: {} packets forwarded; dropped: {} in the link's queue, {kernel_drops} in the TUN \
+         devices' queues (nonzero: the machine starved the link, distrust the figures)",
         stats.forwarded, stats.dropped_queue_full
     );
     Ok(())

@@ -60,7 +60,7 @@ pub fn print_battery(figures: &BatteryFigures) {
     );
     let vs_master = ratio(leasehold.total, figures.control_master);
     println!(
-        "ratio Leasehold / ControlMaster = {vs_master:.2}×  (goal ≤ {GOAL_VS_CONTROL_MASTER:.2}×: {})",
+        "ratio Leasehold / ControlMaster = {vs_master:.3}×  (goal ≤ {GOAL_VS_CONTROL_MASTER:.2}×: {})",
         verdict(vs_master <= GOAL_VS_CONTROL_MASTER)
     );
     println!(

@@ -279,11 +279,11 @@ pub fn estimate(input: &EstimateInput) -> Result<CostEstimate, BillingError> {
                 stopped_rate_per_hour: display_rate(stopped_billing.rate().unwrap_or_default()),
                 stopped_cost: display_amount(total - no_stop_cost),
                 total: display_amount(total),
-                times_continuous: if continuous_total > Decimal::ZERO {
-                    (total / continuous_total).round_dp(2)
+                times_continuous: display_amount(if continuous_total > Decimal::ZERO {
+                    total / continuous_total
                 } else {
                     Decimal::ONE
-                },
+                }),
             });
         }
         Some(SplitRunComparison {

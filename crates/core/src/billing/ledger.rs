@@ -7,13 +7,13 @@
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
 use sqlx::SqliteConnection;
-use ts_rs::TS;
 
 use super::engine::{self, Costing};
 use super::events::{EventKind, LedgerEvent, Replay};
 use super::money::Currency;
+use super::new_instance::validate_budget;
+pub use super::new_instance::{NewInstance, PowerAction};
 use super::presets::ProviderKey;
 use super::report::{CostReport, EventView, Forecast, InstanceDetail, InstanceSummary};
 use super::rows;
@@ -21,108 +21,6 @@ use super::rules::{non_negative, BillingRules};
 use super::BillingError;
 use crate::store::ledger::{self as repo, InstanceRow, NewInstanceRow};
 use crate::store::Store;
-
-/// A rental to record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[ts(export)]
-pub struct NewInstance {
-    pub name: String,
-    /// Provider preset key (`autodl`, `hengyuan`, `kuhu`, `runpod`, `vast`, `lambda`, `custom`).
-    pub provider: String,
-    pub region: Option<String>,
-    pub gpu_model: String,
-    /// ISO 4217 code; every amount of this instance is in it.
-    pub currency: String,
-    pub notes: Option<String>,
-    #[ts(type = "string | null")]
-    pub planned_hours: Option<Decimal>,
-    #[ts(type = "string | null")]
-    pub budget: Option<Decimal>,
-    pub rules: BillingRules,
-}
-
-/// Longest instance name we accept; names are labels, not essays.
-const MAX_NAME_CHARS: usize = 100;
-
-impl NewInstance {
-    /// Every check that needs no database: callers run it before opening the store so bad
-    /// input leaves no trace at all.
-    pub fn validate(&self) -> Result<Currency, BillingError> {
-        validate_name(&self.name)?;
-        ProviderKey::parse(&self.provider)?;
-        if self.gpu_model.trim().is_empty() {
-            return Err(BillingError::InvalidInput {
-                field: "gpu_model",
-                reason: "name the GPU model, e.g. \"RTX 4090\"".into(),
-            });
-        }
-        let currency = Currency::parse(&self.currency)?;
-        if let Some(hours) = self.planned_hours {
-            if hours <= Decimal::ZERO {
-                return Err(BillingError::InvalidInput {
-                    field: "planned_hours",
-                    reason: format!("planned hours must be greater than zero (got {hours})"),
-                });
-            }
-        }
-        if let Some(budget) = self.budget {
-            validate_budget(budget)?;
-        }
-        self.rules.validate()?;
-        Ok(currency)
-    }
-}
-
-fn validate_name(name: &str) -> Result<(), BillingError> {
-    let trimmed = name.trim();
-    let reason = if trimmed.is_empty() {
-        "the name is empty"
-    } else if trimmed != name {
-        "the name starts or ends with spaces"
-    } else if name.chars().count() > MAX_NAME_CHARS {
-        "the name is longer than 100 characters"
-    } else if name.chars().any(char::is_control) {
-        "the name contains control characters"
-    } else {
-        return Ok(());
-    };
-    Err(BillingError::InvalidInput {
-        field: "name",
-        reason: reason.into(),
-    })
-}
-
-fn validate_budget(budget: Decimal) -> Result<(), BillingError> {
-    if budget <= Decimal::ZERO {
-        return Err(BillingError::InvalidInput {
-            field: "budget",
-            reason: format!("a budget must be greater than zero (got {budget})"),
-        });
-    }
-    Ok(())
-}
-
-/// A power or lifecycle change the user records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(export)]
-pub enum PowerAction {
-    Start,
-    Stop,
-    NoGpu,
-    Release,
-}
-
-impl PowerAction {
-    fn event(self) -> EventKind {
-        match self {
-            Self::Start => EventKind::Started,
-            Self::Stop => EventKind::Stopped,
-            Self::NoGpu => EventKind::NoGpuStarted,
-            Self::Release => EventKind::Released,
-        }
-    }
-}
 
 /// One instance as loaded from the store.
 struct Loaded {

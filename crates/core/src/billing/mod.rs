@@ -18,6 +18,7 @@ pub mod estimate;
 pub mod events;
 pub mod ledger;
 pub mod money;
+mod new_instance;
 pub mod presets;
 pub mod rent_vs_buy;
 pub mod report;
@@ -27,8 +28,8 @@ pub mod rules;
 pub use error::BillingError;
 pub use estimate::{estimate, CostEstimate, EstimateInput, SplitRunComparison, SplitRunOption};
 pub use events::{EventKind, InstanceState, LedgerEvent};
-pub use ledger::{NewInstance, PowerAction};
 pub use money::Currency;
+pub use new_instance::{NewInstance, PowerAction};
 pub use presets::{presets, ProviderKey, ProviderPreset};
 pub use rent_vs_buy::{rent_vs_buy, MonthCost, RentVsBuy, RentVsBuyInput};
 pub use report::{

@@ -308,3 +308,20 @@ fn model_presets_resolve_from_the_spellings_people_use() {
     );
     assert!(find_model("gpt-5").is_none());
 }
+
+proptest::proptest! {
+    #[test]
+    fn lookups_and_version_parsers_never_panic_on_any_text(text in "\\PC{0,40}") {
+        let _ = find_gpu(&text);
+        let _ = find_model(&text);
+        let _ = text.parse::<super::version::DriverVersion>();
+        let _ = super::version::parse_compute_capability(&text);
+        let _ = super::version::MajorMinor::parse(&text);
+    }
+
+    #[test]
+    fn nvidia_smi_like_names_never_panic(prefix in "(NVIDIA |Tesla |GeForce )?", body in "[A-Za-z0-9 -]{0,30}", cut in proptest::bool::ANY) {
+        let name = format!("{prefix}{body}{}", if cut { "..." } else { "" });
+        let _ = find_gpu_with_memory(&name, Some(24564));
+    }
+}

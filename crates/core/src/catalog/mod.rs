@@ -28,7 +28,10 @@ pub use estimate::{estimate, estimate_on, Estimate, EstimateRequest, Optimizer, 
 pub use gpus::{catalog_listing, find_gpu, find_gpu_with_memory, gpus, CatalogListing, GpuSpec};
 pub use local::{detect_local_gpus, local_gpu_report, LocalGpuReport};
 pub use models::{find_model, model_presets, ModelShape};
-pub use recommend::{recommend, PriceEntry, RecommendRequest, Recommendation};
+pub use recommend::{
+    merge_prices, prices_from_rentals, recommend, PriceEntry, PriceOrigin, RecommendRequest,
+    Recommendation,
+};
 pub use torch_wheel::{choose_torch_wheel, TorchWheelChoice, TorchWheelRequest};
 pub use version::{DriverVersion, MajorMinor};
 

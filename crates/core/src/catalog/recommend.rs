@@ -15,10 +15,21 @@ use ts_rs::TS;
 use super::estimate::{estimate, estimate_on, Estimate, EstimateRequest, Note, Task};
 use super::gpus::{find_gpu, gpus, GpuClass, GpuSpec};
 use super::CatalogError;
+use crate::billing::report::InstanceSummary;
 
 /// Below this much free memory a run is one long sequence away from OOM.
 pub const MIN_HEADROOM_PCT: f64 = 5.0;
 const GPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
+
+/// Where a price came from: typed in for this plan, or paid for an earlier rental.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum PriceOrigin {
+    #[default]
+    Entered,
+    EarlierRental,
+}
 
 /// A price the user entered (or paid for an earlier rental), per card per hour.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -29,6 +40,62 @@ pub struct PriceEntry {
     #[ts(type = "string")]
     pub price_per_hour: Decimal,
     pub currency: String,
+    #[serde(default)]
+    pub origin: PriceOrigin,
+}
+
+/// The price paid per GPU-hour for each catalog GPU in the recorded rentals (newest rental
+/// wins). Rentals of GPUs the catalog does not know are skipped.
+pub fn prices_from_rentals(rentals: &[InstanceSummary]) -> Vec<PriceEntry> {
+    let mut newest: Vec<(&str, &InstanceSummary)> = Vec::new();
+    for rental in rentals {
+        let Some(gpu) = find_gpu(&rental.gpu_model) else {
+            continue;
+        };
+        match newest.iter_mut().find(|(id, _)| *id == gpu.id) {
+            Some(slot) if slot.1.created_at <= rental.created_at => slot.1 = rental,
+            Some(_) => {}
+            None => newest.push((gpu.id.as_str(), rental)),
+        }
+    }
+    // Oldest first, so the last entry is the most recent rental.
+    newest.sort_by_key(|(_, rental)| rental.created_at);
+    newest
+        .into_iter()
+        .map(|(_, rental)| PriceEntry {
+            gpu: rental.gpu_model.clone(),
+            price_per_hour: rental.price_per_gpu_hour,
+            currency: rental.currency.code().to_owned(),
+            origin: PriceOrigin::EarlierRental,
+        })
+        .collect()
+}
+
+/// Prices to rank by: everything entered, plus earlier rentals' prices for GPUs not entered and
+/// in the same currency (the entered one, else the newest rental's), since plans in different
+/// currencies cannot be compared.
+pub fn merge_prices(entered: Vec<PriceEntry>, from_rentals: Vec<PriceEntry>) -> Vec<PriceEntry> {
+    let currency = entered
+        .first()
+        .or_else(|| from_rentals.last())
+        .map(|p| p.currency.clone());
+    let entered_ids: Vec<Option<&str>> = entered
+        .iter()
+        .map(|p| find_gpu(&p.gpu).map(|g| g.id.as_str()))
+        .collect();
+    let extra: Vec<PriceEntry> = from_rentals
+        .into_iter()
+        .filter(|p| {
+            currency
+                .as_deref()
+                .is_some_and(|c| c.eq_ignore_ascii_case(&p.currency))
+        })
+        .filter(|p| {
+            let id = find_gpu(&p.gpu).map(|g| g.id.as_str());
+            !entered_ids.contains(&id)
+        })
+        .collect();
+    entered.into_iter().chain(extra).collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -64,6 +131,8 @@ pub struct Candidate {
     #[ts(type = "string | null")]
     pub plan_cost: Option<Decimal>,
     pub currency: Option<String>,
+    /// Whether the price was entered for this plan or paid for an earlier rental.
+    pub price_origin: Option<PriceOrigin>,
     pub fp16_tensor_tflops: Option<f64>,
     pub notes: Vec<Note>,
 }
@@ -197,6 +266,7 @@ fn candidate(
         price_per_hour: price.map(|p| p.price_per_hour),
         plan_cost,
         currency: price.map(|p| p.currency.clone()),
+        price_origin: price.map(|p| p.origin),
         fp16_tensor_tflops: gpu.fp16_tensor_tflops.as_ref().map(|t| t.value),
         notes: candidate_notes(gpu, count, vram, fits, request),
     }
@@ -339,8 +409,8 @@ fn global_notes(prices: &[PriceEntry], request: &EstimateRequest) -> Vec<Note> {
     } else {
         notes.push(Note::new(
             "recommend.prices_are_yours",
-            "Prices are the ones you entered; GPUs without a price are listed after the priced ones.",
-            "价格来自你录入的数据；没有价格的显卡排在有价格的之后。",
+            "Prices are the ones you entered or paid for earlier rentals; GPUs without a price are listed after the priced ones.",
+            "价格来自你录入的数据或以前租用时的单价；没有价格的显卡排在有价格的之后。",
         ));
     }
     if request.task == Task::Full {

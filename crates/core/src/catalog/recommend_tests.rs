@@ -136,16 +136,19 @@ fn with_prices_the_cheapest_plan_comes_first_and_costs_are_exact_decimals() {
                 gpu: "RTX 4090".into(),
                 price_per_hour: dec!(2.50),
                 currency: "CNY".into(),
+                origin: PriceOrigin::Entered,
             },
             PriceEntry {
                 gpu: "NVIDIA A100-SXM4-80GB".into(),
                 price_per_hour: dec!(6.98),
                 currency: "CNY".into(),
+                origin: PriceOrigin::Entered,
             },
             PriceEntry {
                 gpu: "RTX 3090".into(),
                 price_per_hour: dec!(1.35),
                 currency: "CNY".into(),
+                origin: PriceOrigin::Entered,
             },
         ],
     })
@@ -250,6 +253,7 @@ fn prices_for_unknown_gpus_or_mixed_currencies_are_bad_input() {
             gpu: "Voodoo 5".into(),
             price_per_hour: dec!(1),
             currency: "CNY".into(),
+            origin: PriceOrigin::Entered,
         }],
     });
     assert!(matches!(unknown, Err(CatalogError::UnknownGpu(_))));
@@ -261,11 +265,13 @@ fn prices_for_unknown_gpus_or_mixed_currencies_are_bad_input() {
                 gpu: "RTX 4090".into(),
                 price_per_hour: dec!(2.5),
                 currency: "CNY".into(),
+                origin: PriceOrigin::Entered,
             },
             PriceEntry {
                 gpu: "RTX 3090".into(),
                 price_per_hour: dec!(0.3),
                 currency: "USD".into(),
+                origin: PriceOrigin::Entered,
             },
         ],
     });
@@ -276,4 +282,48 @@ fn prices_for_unknown_gpus_or_mixed_currencies_are_bad_input() {
         prices: vec![],
     });
     assert!(matches!(no_hours, Err(CatalogError::InvalidInput(_))));
+}
+
+fn price(gpu: &str, amount: Decimal, currency: &str, origin: PriceOrigin) -> PriceEntry {
+    PriceEntry {
+        gpu: gpu.into(),
+        price_per_hour: amount,
+        currency: currency.into(),
+        origin,
+    }
+}
+
+#[test]
+fn entered_prices_win_over_earlier_rentals_and_other_currencies_are_dropped() {
+    let entered = vec![price("RTX 4090", dec!(2.20), "CNY", PriceOrigin::Entered)];
+    let history = vec![
+        price(
+            "NVIDIA GeForce RTX 4090",
+            dec!(1.98),
+            "CNY",
+            PriceOrigin::EarlierRental,
+        ),
+        price("A100 80GB", dec!(6.50), "CNY", PriceOrigin::EarlierRental),
+        price("H100", dec!(2.99), "USD", PriceOrigin::EarlierRental),
+    ];
+    let merged = merge_prices(entered, history);
+    let summary: Vec<(&str, Decimal)> = merged
+        .iter()
+        .map(|p| (p.gpu.as_str(), p.price_per_hour))
+        .collect();
+    assert_eq!(
+        summary,
+        [("RTX 4090", dec!(2.20)), ("A100 80GB", dec!(6.50))]
+    );
+}
+
+#[test]
+fn without_entered_prices_history_uses_the_newest_rental_s_currency() {
+    let history = vec![
+        price("H100", dec!(2.99), "USD", PriceOrigin::EarlierRental),
+        price("RTX 4090", dec!(1.98), "CNY", PriceOrigin::EarlierRental),
+    ];
+    let merged = merge_prices(Vec::new(), history);
+    assert_eq!(merged.len(), 1);
+    assert_eq!(merged[0].currency, "CNY");
 }

@@ -1,5 +1,5 @@
-//! What changed since the last run: findings that appeared or went away, and facts whose value
-//! moved (driver upgraded, a GPU gone, torch reinstalled). Readings that change by the second
+//! What changed since the last run: findings that appeared or went away (matched by code and
+//! subject, so a run in another language compares), and facts whose value moved (driver upgraded, a GPU gone, torch reinstalled). Readings that change by the second
 //! (temperature, power, utilisation, timings) are left out so the diff shows real changes.
 
 use serde::{Deserialize, Serialize};
@@ -72,8 +72,8 @@ const VOLATILE_PREFIXES: &[&str] = &[
     "stress",
 ];
 
-fn key(finding: &Finding) -> (&str, &str) {
-    (finding.code.as_str(), finding.title.as_str())
+fn key(finding: &Finding) -> String {
+    finding.key()
 }
 
 fn change(finding: &Finding) -> FindingChange {

@@ -50,6 +50,22 @@ pub struct Finding {
     pub fix: Vec<FixStep>,
     /// The facts the verdict rests on, as the machine printed them.
     pub evidence: Vec<String>,
+    /// What the finding is about when a code can appear several times (`gpu0`, `/`, a model
+    /// name). Language-independent, so runs in different languages still compare; kept out of
+    /// the JSON contract and stored beside it.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub subject: Option<String>,
+}
+
+impl Finding {
+    /// Identity across runs: the code plus the subject.
+    pub fn key(&self) -> String {
+        match &self.subject {
+            Some(subject) => format!("{}@{subject}", self.code),
+            None => self.code.clone(),
+        }
+    }
 }
 
 /// What the rules need besides the facts.

@@ -518,6 +518,7 @@ fn a_cu128_wheel_on_a_cuda_12_4_driver_is_fine_but_cu128_on_cuda_11_is_driver_to
     );
     if let Some(g) = facts.gpu.as_mut() {
         g.nvidia_smi.cuda_version = Some("11.4".into());
+        g.nvidia_smi.driver_version = Some("470.57.02".into());
     }
     facts.torch = Some(TorchFacts {
         available: Some(false),
@@ -754,7 +755,17 @@ fn stress_run(tflops: Vec<f64>, error: Option<&str>) -> StressFacts {
 fn stress_errors_and_throttling_are_reported_and_steady_runs_are_not() {
     let mut facts = healthy();
     facts.stress = Some(stress_run(vec![150.0; 12], None));
-    assert!(codes(&facts, &en()).is_empty(), "a steady run is fine");
+    assert!(
+        codes(&facts, &en()).is_empty(),
+        "a steady run near the 4090's peak is fine"
+    );
+    facts.stress = Some(stress_run(vec![60.0; 12], None));
+    let slow = find(&facts, "gpu.underperforming");
+    assert!(
+        slow.evidence.iter().any(|e| e.contains("catalog peak")),
+        "measured against the catalog: {:?}",
+        slow.evidence
+    );
     facts.stress = Some(stress_run(
         vec![
             160.0, 160.0, 158.0, 150.0, 140.0, 120.0, 110.0, 100.0, 100.0,
@@ -841,4 +852,30 @@ fn the_diff_shows_new_and_resolved_findings_and_real_fact_changes_only() {
     let back = diff::diff_runs((&after, &after_findings), (&before, &before_findings));
     assert_eq!(back.resolved_findings.len(), 1);
     assert!(diff::diff_runs((&before, &before_findings), (&before, &before_findings)).is_empty());
+}
+
+#[test]
+fn when_no_wheel_fits_the_driver_the_fix_says_so_instead_of_naming_one() {
+    let mut facts = healthy();
+    facts.gpu = Some(gpu_facts(&fixture("thamada-gls-rtx5090-570.124.06.txt")));
+    if let Some(g) = facts.gpu.as_mut() {
+        g.nvidia_smi.driver_version = Some("550.127.05".into());
+    }
+    facts.torch = Some(TorchFacts {
+        devices: vec![TorchDevice {
+            name: "NVIDIA GeForce RTX 5090".into(),
+            capability: "12.0".into(),
+            total_memory_mib: None,
+        }],
+        ..healthy_torch()
+    });
+    let finding = find(&facts, "torch.arch_unsupported");
+    assert!(
+        finding
+            .fix
+            .iter()
+            .any(|s| s.command.is_none() && s.text.starts_with("No PyTorch wheel")),
+        "a 550 driver cannot run any wheel with sm_120: {:?}",
+        finding.fix
+    );
 }

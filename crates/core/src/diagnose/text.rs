@@ -61,6 +61,7 @@ pub(crate) fn draft(lang: Lang, code: &str, severity: Severity) -> Draft {
             detail: String::new(),
             fix: Vec::new(),
             evidence: Vec::new(),
+            subject: None,
         },
     }
 }
@@ -94,6 +95,11 @@ impl Draft {
             text: self.lang.pick(zh, en),
             command: Some(command.into()),
         });
+        self
+    }
+
+    pub fn subject(mut self, subject: impl Into<String>) -> Self {
+        self.finding.subject = Some(subject.into());
         self
     }
 

@@ -315,10 +315,13 @@ pub async fn run_battery(
         .into_iter()
         .filter(|p| wanted(p) && *p != ProbeId::Stress)
         .collect();
+    // By value, not `.iter()`: a closure over `&ProbeId` makes the whole battery future
+    // impossible for rustc to prove `Send` (higher-ranked lifetime), which the app's async
+    // commands require.
     let mut attempts = futures::stream::iter(
         first_wave
-            .iter()
-            .map(|p| attempt(target, *p, options, sink)),
+            .into_iter()
+            .map(|p| attempt(target, p, options, sink)),
     )
     .buffer_unordered(options.max_concurrent.max(1));
     let mut tried = 0usize;

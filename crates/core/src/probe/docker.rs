@@ -92,9 +92,16 @@ pub(crate) fn parse(parts: &HashMap<String, PartOutput>) -> DockerFacts {
             }
         }
     } else {
+        // A failing `docker info` still prints the empty template before its error.
         facts.daemon_error = text("docker-info")
             .lines()
             .map(str::trim)
+            .map(|l| {
+                ["runtimes=", "default=", "server="]
+                    .iter()
+                    .fold(l, |l, p| l.strip_prefix(p).unwrap_or(l))
+                    .trim()
+            })
             .find(|l| !l.is_empty())
             .map(str::to_owned);
     }
@@ -144,7 +151,7 @@ mod tests {
     fn unreachable_daemon_and_missing_runtime_are_facts() {
         let facts = parse(&parts_of(&[
             ("docker-path", "/usr/bin/docker", 0),
-            ("docker-info", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", 1),
+            ("docker-info", "runtimes=\ndefault=\nserver=Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", 1),
             ("nvidia-toolkit", "", 0),
         ]));
         assert!(!facts.daemon_reachable);

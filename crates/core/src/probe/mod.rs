@@ -17,7 +17,7 @@ pub mod network;
 pub mod ollama;
 pub mod python;
 pub mod resources;
-mod sections;
+pub mod sections;
 pub mod stress;
 pub mod system;
 pub mod torch;

@@ -41,7 +41,7 @@ pub(crate) fn script(parts: &[Part]) -> String {
 
 /// What one part printed (stdout and stderr together) and its exit status.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct PartOutput {
+pub struct PartOutput {
     pub text: String,
     pub exit: Option<i32>,
 }
@@ -54,7 +54,7 @@ impl PartOutput {
 
 /// Split a batched script's output back into its parts. Parts that never closed (the command
 /// was cut off) keep what they printed, with no exit status.
-pub(crate) fn split(output: &str) -> HashMap<String, PartOutput> {
+pub fn split(output: &str) -> HashMap<String, PartOutput> {
     let mut parts = HashMap::new();
     let mut current: Option<(String, Vec<&str>)> = None;
     for line in output.lines() {

@@ -18,7 +18,7 @@ pub use error::SettingsError;
 pub const LANGUAGES: &[&str] = &["zh-CN", "en"];
 
 /// Wizards whose unfinished state is kept; later wizards add their name here.
-pub const WIZARDS: &[&str] = &["new_rental"];
+pub const WIZARDS: &[&str] = &["new_rental", "choose_gpu"];
 
 /// A draft is a form's worth of fields; anything bigger is a bug on the caller's side.
 pub const MAX_DRAFT_BYTES: usize = 64 * 1024;

@@ -27,6 +27,14 @@ impl Secret {
     }
 }
 
+/// A secret typed into the UI arrives as a plain JSON string; it is wrapped at once so it can
+/// never be printed. There is deliberately no `Serialize`: a secret never goes back out.
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self)
+    }
+}
+
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Secret(***)")

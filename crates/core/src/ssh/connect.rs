@@ -13,6 +13,7 @@ use tokio::net::TcpStream;
 use super::auth::{authenticate, Credentials};
 use super::destination::Destination;
 use super::known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
+use super::steps::{ConnectStep, StepObserver};
 use super::SshError;
 
 /// How to treat host keys and how long to wait.
@@ -21,6 +22,10 @@ pub struct ConnectOptions {
     pub known_hosts: KnownHosts,
     /// Trust (and record) a host seen for the first time. Never applies to a changed key.
     pub accept_new_host_key: bool,
+    /// Trust (and record) a host seen for the first time only if its key has this SHA256
+    /// fingerprint: the one the user was shown and confirmed. A different key is still "unknown",
+    /// so nothing swapped in between the dialog and the reconnect can slip through.
+    pub trusted_fingerprint: Option<String>,
     /// Limit for TCP connect plus SSH handshake, per attempt.
     pub connect_timeout: Duration,
     /// Keep retrying refused or cut connections this long (an instance booting). Zero: no retry.
@@ -29,6 +34,8 @@ pub struct ConnectOptions {
     pub reconnect_window: Duration,
     /// Keepalive interval when the destination sets none (`ServerAliveInterval`).
     pub keepalive: Duration,
+    /// Receives each stage (TCP, handshake, host key, login) as it starts, ends or fails.
+    pub observer: StepObserver,
 }
 
 impl Default for ConnectOptions {
@@ -36,10 +43,12 @@ impl Default for ConnectOptions {
         Self {
             known_hosts: KnownHosts::app_default(),
             accept_new_host_key: false,
+            trusted_fingerprint: None,
             connect_timeout: Duration::from_secs(10),
             boot_wait: Duration::ZERO,
             reconnect_window: Duration::from_secs(30),
             keepalive: Duration::from_secs(15),
+            observer: StepObserver::default(),
         }
     }
 }
@@ -63,6 +72,8 @@ pub(crate) struct HostKeyCheck {
     port: u16,
     known_hosts: KnownHosts,
     accept_new: bool,
+    trusted_fingerprint: Option<String>,
+    observer: StepObserver,
     outcome: Arc<Mutex<Option<SshError>>>,
 }
 
@@ -79,14 +90,19 @@ impl client::Handler for HostKeyCheck {
                 PublicKey::new(cert.public_key().clone(), "")
             }
         };
+        self.observer.done(ConnectStep::Handshake);
+        self.observer.started(ConnectStep::HostKey);
+        let presented = fingerprint(&key);
+        let confirmed = self.trusted_fingerprint.as_deref() == Some(presented.as_str());
         let refusal = match self.known_hosts.check(&self.host, self.port, &key) {
             HostKeyVerdict::Trusted => None,
-            HostKeyVerdict::Unknown if self.accept_new => {
+            HostKeyVerdict::Unknown if self.accept_new || confirmed => {
                 self.known_hosts.learn(&self.host, self.port, &key).err()
             }
             HostKeyVerdict::Unknown => Some(SshError::HostKeyUnknown {
                 host: self.host.clone(),
-                fingerprint: fingerprint(&key),
+                port: self.port,
+                fingerprint: presented,
                 algorithm: key.algorithm().to_string(),
             }),
             HostKeyVerdict::Changed {
@@ -95,6 +111,7 @@ impl client::Handler for HostKeyCheck {
                 line,
             } => Some(SshError::HostKeyChanged {
                 host: self.host.clone(),
+                port: self.port,
                 old_fingerprint: fingerprint(&recorded),
                 new_fingerprint: fingerprint(&key),
                 known_hosts: file,
@@ -107,6 +124,9 @@ impl client::Handler for HostKeyCheck {
             }),
         };
         let trusted = refusal.is_none();
+        if trusted {
+            self.observer.done(ConnectStep::HostKey);
+        }
         if let Ok(mut slot) = self.outcome.lock() {
             *slot = refusal;
         }
@@ -170,13 +190,36 @@ async fn connect_hop(
         port: hop.port,
         known_hosts: options.known_hosts.clone(),
         accept_new: options.accept_new_host_key,
+        trusted_fingerprint: options.trusted_fingerprint.clone(),
+        observer: options.observer.clone(),
         outcome: outcome.clone(),
     };
+    let steps = &options.observer;
+    let result = connect_hop_steps(hop, via, credentials, options, config, handler, outcome).await;
+    if result.is_err() {
+        steps.fail_running();
+    }
+    result
+}
+
+async fn connect_hop_steps(
+    hop: &Destination,
+    via: Option<Arc<Connection>>,
+    credentials: &Credentials,
+    options: &ConnectOptions,
+    config: Arc<client::Config>,
+    handler: HostKeyCheck,
+    outcome: Arc<Mutex<Option<SshError>>>,
+) -> Result<Connection, SshError> {
+    let steps = &options.observer;
     let timeout = hop.connect_timeout.unwrap_or(options.connect_timeout);
     let handshake = async {
+        steps.started(ConnectStep::Tcp);
         let result = match &via {
             None => {
                 let stream = tcp_connect(hop).await?;
+                steps.done(ConnectStep::Tcp);
+                steps.started(ConnectStep::Handshake);
                 client::connect_stream(config, stream, handler).await
             }
             Some(jump) => {
@@ -194,6 +237,8 @@ async fn connect_hop(
                         port: hop.port,
                         message: format!("the jump host could not reach it: {err}"),
                     })?;
+                steps.done(ConnectStep::Tcp);
+                steps.started(ConnectStep::Handshake);
                 client::connect_stream(config, channel.into_stream(), handler).await
             }
         };
@@ -215,6 +260,7 @@ async fn connect_hop(
         })??;
     // Login can wait on a slow agent or a server-side delay after a wrong password; give it its
     // own, longer limit so a hung server still cannot block us forever.
+    steps.started(ConnectStep::Auth);
     tokio::time::timeout(
         Duration::from_secs(60),
         authenticate(&mut handle, &hop.host, &hop.user, credentials),
@@ -225,6 +271,7 @@ async fn connect_hop(
         port: hop.port,
         after: Duration::from_secs(60),
     })??;
+    steps.done(ConnectStep::Auth);
     Ok(Connection { handle, _via: via })
 }
 

@@ -54,6 +54,7 @@ pub enum SshError {
     )]
     HostKeyUnknown {
         host: String,
+        port: u16,
         fingerprint: String,
         algorithm: String,
     },
@@ -68,6 +69,7 @@ pub enum SshError {
     )]
     HostKeyChanged {
         host: String,
+        port: u16,
         old_fingerprint: String,
         new_fingerprint: String,
         known_hosts: PathBuf,
@@ -125,6 +127,12 @@ pub enum SshError {
     #[error("file transfer failed on {path}: {message}")]
     Sftp { path: String, message: String },
 
+    #[error(
+        "the transfer of {path} stalled: no data moved for {after:?}, the link looks down. \
+         Copy again to resume where it stopped"
+    )]
+    TransferStalled { path: String, after: Duration },
+
     #[error("{}: {message}", path.display())]
     LocalIo { path: PathBuf, message: String },
 
@@ -170,6 +178,7 @@ impl crate::Coded for SshError {
             Self::Channel { .. } => "ssh.channel",
             Self::CommandTimeout(_) => "ssh.command_timeout",
             Self::Sftp { .. } => "ssh.sftp",
+            Self::TransferStalled { .. } => "ssh.transfer_stalled",
             Self::LocalIo { .. } => "ssh.local_io",
             Self::ChecksumMismatch { .. } => "ssh.checksum_mismatch",
             Self::ForwardBind { .. } => "ssh.forward_bind",
@@ -194,6 +203,7 @@ impl SshError {
             self,
             Self::CommandTimeout(_)
                 | Self::Sftp { .. }
+                | Self::TransferStalled { .. }
                 | Self::LocalIo { .. }
                 | Self::ChecksumMismatch { .. }
                 | Self::ForwardBind { .. }

@@ -19,6 +19,7 @@ mod parse;
 mod pty;
 mod secrets;
 mod sftp;
+mod steps;
 mod target;
 mod transfer;
 
@@ -40,4 +41,5 @@ pub use secrets::{
     forget_secret, passphrase_account, password_account, store_secret, stored_secret,
 };
 pub use sftp::{ProgressSink, TransferOptions, TransferProgress, TransferReport};
+pub use steps::{ConnectStep, StepEvent, StepObserver, StepStatus};
 pub use target::{LinkState, SshTarget, MAX_CHANNELS};

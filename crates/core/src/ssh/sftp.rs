@@ -19,6 +19,8 @@ use super::SshError;
 const REQUESTS_IN_FLIGHT: usize = 64;
 /// Largest SFTP packet; OpenSSH's sftp-server allows 256 KiB.
 const MAX_PACKET: u32 = 256 * 1024;
+/// Upload bytes that can be sent but not yet acknowledged.
+pub(crate) const BYTES_IN_FLIGHT: u64 = REQUESTS_IN_FLIGHT as u64 * MAX_PACKET as u64;
 /// How often a transfer reports progress at most (first and last reports always go out).
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
@@ -105,6 +107,8 @@ pub struct TransferOptions {
     pub resume: bool,
     /// Compare SHA-256 on both sides (`sha256sum` on the instance).
     pub verify: bool,
+    /// Give up (so the copy can be resumed) when no data moves for this long.
+    pub stall_timeout: Duration,
 }
 
 impl Default for TransferOptions {
@@ -112,6 +116,7 @@ impl Default for TransferOptions {
         Self {
             resume: true,
             verify: true,
+            stall_timeout: Duration::from_secs(30),
         }
     }
 }

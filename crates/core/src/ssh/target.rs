@@ -133,6 +133,14 @@ impl SshTarget {
         }
     }
 
+    /// Drop the current connection (if any) so the next operation dials again.
+    pub(crate) async fn forget_connection(&self) {
+        if self.connection.lock().await.take().is_some() {
+            self.link
+                .send_replace(LinkState::Reconnecting { attempt: 1 });
+        }
+    }
+
     /// Forget a connection that failed under us so the next call dials again.
     async fn drop_connection(&self, dead: &Arc<Connection>) {
         let mut slot = self.connection.lock().await;
@@ -184,7 +192,7 @@ impl SshTarget {
         sink: &mut (dyn FnMut(OutputStream, &[u8]) + Send),
     ) -> Result<ExitReport, SshError> {
         let (channel, _permit) = self.session_channel().await?;
-        run_on_channel(
+        let report = run_on_channel(
             channel,
             &self.destination.host,
             &remote_command_line(spec),
@@ -192,7 +200,24 @@ impl SshTarget {
             spec.timeout,
             sink,
         )
-        .await
+        .await?;
+        if report.status.is_none() && report.signal.is_none() && self.link_is_down().await {
+            // The channel ended because the connection did, not because the command finished.
+            return Err(SshError::Disconnected {
+                host: self.destination.host.clone(),
+                message: "the link dropped while the command ran".to_owned(),
+            });
+        }
+        Ok(report)
+    }
+
+    /// True when there is no live connection right now.
+    async fn link_is_down(&self) -> bool {
+        self.connection
+            .lock()
+            .await
+            .as_ref()
+            .is_none_or(|connection| connection.handle.is_closed())
     }
 
     /// Run one command and collect its output (each byte is held once, in the result).

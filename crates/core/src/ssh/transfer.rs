@@ -6,7 +6,7 @@
 //! write acknowledgement so a full disk on the instance is an error here, not a silent loss.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use russh_sftp::client::SftpSession;
 use russh_sftp::protocol::{FileAttributes, OpenFlags};
@@ -15,12 +15,15 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::sftp::{
     remote_join, remote_path, ProgressSink, ProgressThrottle, TransferOptions, TransferReport,
+    BYTES_IN_FLIGHT,
 };
 use super::target::SshTarget;
 use super::SshError;
 use crate::target::CommandSpec;
 
 const CHUNK: usize = 1024 * 1024;
+/// One SFTP write request's worth of data.
+const ACK_SLICE: usize = 256 * 1024;
 
 /// One file of a transfer: where it comes from and goes to, and its size.
 struct Planned {
@@ -42,6 +45,22 @@ fn sftp_error(path: &str, err: impl std::fmt::Display) -> SshError {
     }
 }
 
+/// Run one read or write of remote data, giving up when nothing moves for `stall` (a dead link
+/// can leave TCP retrying for many minutes; the user would rather resume).
+async fn within<T>(
+    stall: Duration,
+    path: &str,
+    operation: impl std::future::Future<Output = std::io::Result<T>>,
+) -> Result<T, SshError> {
+    match tokio::time::timeout(stall, operation).await {
+        Ok(result) => result.map_err(|err| sftp_error(path, err)),
+        Err(_) => Err(SshError::TransferStalled {
+            path: path.to_owned(),
+            after: stall,
+        }),
+    }
+}
+
 fn local_error(path: &Path, err: &std::io::Error) -> SshError {
     SshError::LocalIo {
         path: path.to_owned(),
@@ -51,7 +70,42 @@ fn local_error(path: &Path, err: &std::io::Error) -> SshError {
 
 impl SshTarget {
     /// Copy a local file or folder to exactly `remote` (a folder's contents go into `remote`).
+    /// After a failure, calling it again resumes where the copy stopped.
     pub async fn upload(
+        &self,
+        local: &Path,
+        remote: &str,
+        options: TransferOptions,
+        progress: ProgressSink<'_>,
+    ) -> Result<TransferReport, SshError> {
+        let result = self.upload_once(local, remote, options, progress).await;
+        self.forget_connection_after(&result).await;
+        result
+    }
+
+    /// Copy a remote file or folder to exactly `local`. After a failure, calling it again
+    /// resumes where the copy stopped.
+    pub async fn download(
+        &self,
+        remote: &str,
+        local: &Path,
+        options: TransferOptions,
+        progress: ProgressSink<'_>,
+    ) -> Result<TransferReport, SshError> {
+        let result = self.download_once(remote, local, options, progress).await;
+        self.forget_connection_after(&result).await;
+        result
+    }
+
+    /// A stalled transfer means the link is down even if TCP has not noticed: dial afresh next
+    /// time instead of queueing behind the dead connection.
+    async fn forget_connection_after<T>(&self, result: &Result<T, SshError>) {
+        if let Err(SshError::TransferStalled { .. } | SshError::Disconnected { .. }) = result {
+            self.forget_connection().await;
+        }
+    }
+
+    async fn upload_once(
         &self,
         local: &Path,
         remote: &str,
@@ -75,7 +129,14 @@ impl SshTarget {
         let mut local_sums = Vec::with_capacity(plan.len());
         for file in &plan {
             throttle.state.current = file.local.display().to_string();
-            let copied = upload_file(&sftp.session, file, options.resume, &mut throttle).await?;
+            let copied = upload_file(
+                &sftp.session,
+                file,
+                options.resume,
+                options.stall_timeout,
+                &mut throttle,
+            )
+            .await?;
             resumed_bytes += copied.resumed;
             local_sums.push(copied);
             throttle.state.files_done += 1;
@@ -96,7 +157,14 @@ impl SshTarget {
                 }
                 // The partial copy we resumed from was not a prefix of this file: start over.
                 throttle.state.bytes_done = throttle.state.bytes_done.saturating_sub(file.size);
-                let copied = upload_file(&sftp.session, file, false, &mut throttle).await?;
+                let copied = upload_file(
+                    &sftp.session,
+                    file,
+                    false,
+                    options.stall_timeout,
+                    &mut throttle,
+                )
+                .await?;
                 resumed_bytes -= local_sums[index].resumed;
                 let again = self.remote_sha256(&[file.remote.as_str()]).await?;
                 if again[0] != copied.sha256 {
@@ -114,8 +182,7 @@ impl SshTarget {
         })
     }
 
-    /// Copy a remote file or folder to exactly `local`.
-    pub async fn download(
+    async fn download_once(
         &self,
         remote: &str,
         local: &Path,
@@ -148,15 +215,23 @@ impl SshTarget {
             let mut copied = Vec::with_capacity(plan.len());
             for file in &plan {
                 throttle.state.current = file.remote.clone();
-                copied
-                    .push(download_file(&sftp.session, file, options.resume, &mut throttle).await?);
+                copied.push(
+                    download_file(
+                        &sftp.session,
+                        file,
+                        options.resume,
+                        options.stall_timeout,
+                        &mut throttle,
+                    )
+                    .await?,
+                );
                 throttle.state.files_done += 1;
             }
             throttle.emit();
             Ok::<_, SshError>(copied)
         };
-        let (remote_sums, copied) = tokio::join!(remote_sums, copy_all);
-        let (remote_sums, mut copied) = (remote_sums?, copied?);
+        // The first failure (a stalled copy, a dropped link) ends both.
+        let (remote_sums, mut copied) = tokio::try_join!(remote_sums, copy_all)?;
         if let Some(remote_sums) = remote_sums {
             for (index, file) in plan.iter().enumerate() {
                 if remote_sums[index] == copied[index].sha256 {
@@ -167,7 +242,14 @@ impl SshTarget {
                 }
                 let silent = |_: &super::sftp::TransferProgress| {};
                 let mut throttle = ProgressThrottle::new(&silent, file.size, 1);
-                copied[index] = download_file(&sftp.session, file, false, &mut throttle).await?;
+                copied[index] = download_file(
+                    &sftp.session,
+                    file,
+                    false,
+                    options.stall_timeout,
+                    &mut throttle,
+                )
+                .await?;
                 if remote_sums[index] != copied[index].sha256 {
                     return Err(mismatch(file, &copied[index].sha256, &remote_sums[index]));
                 }
@@ -331,6 +413,7 @@ async fn upload_file(
     sftp: &SftpSession,
     file: &Planned,
     resume: bool,
+    stall: Duration,
     progress: &mut ProgressThrottle<'_>,
 ) -> Result<Copied, SshError> {
     let remote_size = if resume {
@@ -370,6 +453,8 @@ async fn upload_file(
     let mut buffer = vec![0u8; CHUNK];
     // The part already on the instance is hashed, not sent.
     let mut to_skip = remote_size;
+    let started = Instant::now();
+    let mut sent = 0u64;
     progress.advance(remote_size);
     loop {
         let n = local
@@ -382,18 +467,19 @@ async fn upload_file(
         hasher.update(&buffer[..n]);
         let skip = usize::try_from(to_skip.min(n as u64)).unwrap_or(n);
         to_skip -= skip as u64;
-        if skip < n {
-            remote
-                .write_all(&buffer[skip..n])
-                .await
-                .map_err(|err| sftp_error(&file.remote, err))?;
-            progress.advance((n - skip) as u64);
+        // Small slices: each waits for at most one acknowledgement, so a slow but live link
+        // never looks stalled.
+        for slice in buffer[skip..n].chunks(ACK_SLICE) {
+            within(stall, &file.remote, remote.write_all(slice)).await?;
+            progress.advance(slice.len() as u64);
+            sent += slice.len() as u64;
         }
     }
-    remote
-        .shutdown()
-        .await
-        .map_err(|err| sftp_error(&file.remote, err))?;
+    // Closing waits for every write still in flight; allow what they need at the rate seen.
+    let rate = sent as f64 / started.elapsed().as_secs_f64().max(0.001);
+    let drain = sent.min(BYTES_IN_FLIGHT) as f64 / rate.max(1.0);
+    let allowance = stall + Duration::from_secs_f64((drain * 2.0).min(3600.0));
+    within(allowance, &file.remote, remote.shutdown()).await?;
     Ok(Copied {
         sha256: hex::encode(hasher.finalize()),
         resumed: remote_size,
@@ -404,6 +490,7 @@ async fn download_file(
     sftp: &SftpSession,
     file: &Planned,
     resume: bool,
+    stall: Duration,
     progress: &mut ProgressThrottle<'_>,
 ) -> Result<Copied, SshError> {
     let local_size = if resume {
@@ -456,10 +543,7 @@ async fn download_file(
     }
     progress.advance(local_size);
     loop {
-        let n = remote
-            .read(&mut buffer)
-            .await
-            .map_err(|err| sftp_error(&file.remote, err))?;
+        let n = within(stall, &file.remote, remote.read(&mut buffer)).await?;
         if n == 0 {
             break;
         }

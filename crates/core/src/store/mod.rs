@@ -10,6 +10,8 @@
 
 mod error;
 pub mod ledger;
+pub mod probe_runs;
+pub mod ssh_targets;
 
 use std::path::Path;
 use std::str::FromStr;

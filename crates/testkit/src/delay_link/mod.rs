@@ -22,7 +22,7 @@ use self::control::LinkControl;
 pub use self::control::LinkStats;
 use self::forward::Direction;
 use self::slot::{AddressPair, SlotLock};
-use crate::netns::{run_ip, Netns, NetnsError};
+use crate::netns::{ip_output, run_ip, Netns, NetnsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DelayLinkError {
@@ -36,7 +36,14 @@ pub enum DelayLinkError {
     NoFreeAddresses,
     #[error("the forwarding thread failed to start: {0}")]
     Thread(String),
+    #[error("unexpected `ip -s -j link` output for {device}")]
+    DeviceStats { device: String },
 }
+
+/// Packets each TUN device queues before the forwarder reads them. Far above the default 500, so
+/// a burst (russh sends up to its 16 MiB window at once) or a moment without CPU on a busy
+/// machine does not drop packets that a real path without a bottleneck would carry.
+const TX_QUEUE_LEN: &str = "10000";
 
 /// Settings a link starts with; all of them can be changed while it runs.
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +59,7 @@ pub struct DelayLink {
     control: Arc<LinkControl>,
     addresses: AddressPair,
     host_device: String,
+    ns_device: String,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     forwarder: Option<JoinHandle<()>>,
     // Declared last: removed after the forwarder has let go of the devices.
@@ -93,6 +101,7 @@ impl DelayLink {
             control,
             addresses,
             host_device,
+            ns_device,
             shutdown: Some(shutdown),
             forwarder: Some(forwarder),
             netns,
@@ -155,6 +164,40 @@ impl DelayLink {
     pub fn stats(&self) -> LinkStats {
         self.control.counters.snapshot()
     }
+
+    /// Packets the kernel dropped, both ends together, because a TUN device's queue was full
+    /// before the forwarder read them. Nonzero means the forwarder fell behind (a starved
+    /// machine) and the link lost packets a real one would have carried: distrust timings then.
+    pub fn kernel_queue_drops(&self) -> Result<u64, DelayLinkError> {
+        let host = ip_output(["-s", "-j", "link", "show", "dev", self.host_device.as_str()])?;
+        let ns = ip_output([
+            "-n",
+            self.netns.name(),
+            "-s",
+            "-j",
+            "link",
+            "show",
+            "dev",
+            self.ns_device.as_str(),
+        ])?;
+        let dropped = |json: &str, device: &str| {
+            tx_dropped(json).ok_or_else(|| DelayLinkError::DeviceStats {
+                device: device.to_owned(),
+            })
+        };
+        Ok(dropped(&host, &self.host_device)? + dropped(&ns, &self.ns_device)?)
+    }
+}
+
+/// `stats64.tx.dropped` of the one device in `ip -s -j link show dev X` output.
+fn tx_dropped(json: &str) -> Option<u64> {
+    let parsed: serde_json::Value = serde_json::from_str(json).ok()?;
+    parsed
+        .get(0)?
+        .get("stats64")?
+        .get("tx")?
+        .get("dropped")?
+        .as_u64()
 }
 
 impl Drop for DelayLink {
@@ -205,7 +248,15 @@ fn configure_host_side(device: &str, pair: AddressPair) -> Result<(), DelayLinkE
         "dev",
         device,
     ])?;
-    run_ip(["link", "set", "dev", device, "up"])?;
+    run_ip([
+        "link",
+        "set",
+        "dev",
+        device,
+        "txqueuelen",
+        TX_QUEUE_LEN,
+        "up",
+    ])?;
     Ok(())
 }
 
@@ -229,7 +280,15 @@ fn configure_namespace_side(
         "dev",
         device,
     ])?;
-    netns.ip(["link", "set", "dev", device, "up"])?;
+    netns.ip([
+        "link",
+        "set",
+        "dev",
+        device,
+        "txqueuelen",
+        TX_QUEUE_LEN,
+        "up",
+    ])?;
     Ok(())
 }
 
@@ -301,5 +360,22 @@ fn spawn_forwarder(
         Ok(Ok(())) => Ok((shutdown, thread)),
         Ok(Err(err)) => Err(DelayLinkError::Thread(err)),
         Err(_) => Err(DelayLinkError::Thread("exited without a word".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_tx_drops_from_ip_json() {
+        let json = r#"[{"ifindex":7,"ifname":"lh1h0","stats64":{"rx":{"bytes":1,"dropped":3},"tx":{"bytes":9,"packets":2,"dropped":41}}}]"#;
+        assert_eq!(
+            tx_dropped(json),
+            Some(41),
+            "transmit drops, not receive drops"
+        );
+        assert_eq!(tx_dropped("[]"), None, "no device");
+        assert_eq!(tx_dropped("not json"), None);
     }
 }

@@ -32,7 +32,8 @@ export const DRAFT_VERSION = 1
 
 interface SavedDraft<V> {
   version: number
-  step: string
+  /** Null when another screen prepared the draft (Choose GPU's "Rent this"): start at step one. */
+  step: string | null
   furthest: number
   values: Partial<V>
 }
@@ -86,7 +87,7 @@ export class Wizard<V extends object> {
   async restore(): Promise<boolean> {
     const saved = (await this.#storage.load()) as SavedDraft<V> | null
     if (!saved || typeof saved !== 'object' || saved.version !== DRAFT_VERSION) return false
-    const index = this.steps.findIndex((step) => step.id === saved.step)
+    const index = saved.step === null ? 0 : this.steps.findIndex((step) => step.id === saved.step)
     if (index < 0 || typeof saved.values !== 'object' || saved.values === null) return false
     for (const key of Object.keys(this.#initial) as (keyof V)[]) {
       if (key in saved.values) this.values[key] = saved.values[key] as V[keyof V]

@@ -95,6 +95,16 @@ describe('Wizard', () => {
     expect(await makeWizard(storage).restore()).toBe(false)
   })
 
+  it('opens a draft another screen prepared (no step yet) at the first step with its values', async () => {
+    const storage = new MemoryStorage()
+    storage.saved = { version: DRAFT_VERSION, step: null, furthest: 2, values: { price: '2.20', extra: 'ignored' } }
+    const wizard = makeWizard(storage)
+    expect(await wizard.restore()).toBe(true)
+    expect(wizard.step.id, 'a prepared draft starts where the user reviews everything').toBe('what')
+    expect(wizard.values).toEqual({ name: '', price: '2.20', budget: '' })
+    expect(wizard.furthest, 'steps already reached stay reachable').toBe(2)
+  })
+
   it('only jumps back to steps already reached, and reset forgets the draft', async () => {
     const storage = new MemoryStorage()
     const wizard = makeWizard(storage)

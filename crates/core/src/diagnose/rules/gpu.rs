@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::gpus;
+use crate::catalog::find_gpu_with_memory;
 use crate::diagnose::text::draft;
 use crate::diagnose::xid::{self, XidCause};
 use crate::diagnose::{DiagnoseContext, Finding, Severity};
@@ -90,6 +91,7 @@ fn xids(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
                 |m| m.text(lang),
             );
             let d = draft(lang, "gpu.xid", severity)
+                .subject(format!("xid{code}"))
                 .title(format!("内核报告了 GPU 错误 Xid {code}"), format!("The kernel reported GPU error Xid {code}"))
                 .detail(
                     format!("Xid {code}：{what}。共出现 {} 次。", lines.len()),
@@ -159,6 +161,7 @@ fn busy(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
             .map(|p| p.pid.to_string())
             .collect();
         let d = draft(lang, "gpu.busy", Severity::Warning)
+            .subject(format!("gpu{}", gpu.index))
             .title(format!("{} 的显存已被占用", label(gpu)), format!("Memory on {} is already taken", label(gpu)))
             .detail(zh, en)
             .run("列出占用显存的进程：", "List the processes holding GPU memory:", "nvidia-smi --query-compute-apps=pid,used_memory,process_name --format=csv")
@@ -222,6 +225,9 @@ fn count_mismatch(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {
 
 /// A batch this much slower at the end than at the start means the GPU throttled.
 const SLOWDOWN_LIMIT: f64 = 0.15;
+/// A GPU below this share of its rated dense FP16/BF16 peak is underperforming; well-fed
+/// matmuls reach 60–80 % of the datasheet figure.
+const PEAK_SHARE: f64 = 0.5;
 /// Batches spread this far around the median mean the speed is not stable.
 const SPREAD_LIMIT: f64 = 0.30;
 
@@ -238,6 +244,7 @@ fn stress(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
                 let oom = error.to_ascii_lowercase().contains("out of memory");
                 findings.push(
                     draft(lang, "gpu.stress_failed", Severity::Error)
+                        .subject(format!("gpu{}:{}", device.index, run.dtype))
                         .title(format!("{who} 压力测试出错"), format!("The stress test failed on {who}"))
                         .detail(
                             if oom { "8192×8192 的矩阵乘法只要不到 1 GiB 显存，却报显存不足：显存被别的进程占用了。" } else { "一个简单的矩阵乘法在这张卡上报错或算出 NaN。代码没有问题时，这说明驱动不稳定、显存出错或散热不足——应该找平台处理，而不是继续调代码。" },
@@ -252,20 +259,45 @@ fn stress(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
             }
             let slowdown = run.slowdown().filter(|s| *s > SLOWDOWN_LIMIT);
             let spread = run.spread().filter(|s| *s > SPREAD_LIMIT);
-            if slowdown.is_none() && spread.is_none() {
+            let median = run.median().unwrap_or(0.0);
+            let memory = gpus(facts)
+                .iter()
+                .find(|g| g.index == device.index)
+                .and_then(|g| g.memory_total_mib)
+                .map(u64::from);
+            let peak = find_gpu_with_memory(&device.name, memory)
+                .and_then(|spec| spec.fp16_tensor_tflops.as_ref())
+                .map(|p| p.value);
+            let slow = peak.filter(|p| median > 0.0 && median < p * PEAK_SHARE);
+            if slowdown.is_none() && spread.is_none() && slow.is_none() {
                 continue;
             }
-            let median = run.median().unwrap_or(0.0);
+            let (zh, en) = match slow {
+                Some(peak) => (
+                    format!("矩阵乘法只有 {median:.0} TFLOPS，不到这张卡标称峰值（{peak:.0} TFLOPS）的一半。"),
+                    format!("The matmul reached {median:.0} TFLOPS, less than half of this GPU's rated peak ({peak:.0} TFLOPS)."),
+                ),
+                None if slowdown.is_some() => (
+                    format!("矩阵乘法中位数 {median:.0} TFLOPS，但后段比前段明显变慢。"),
+                    format!("The median is {median:.0} TFLOPS, but the last batches ran clearly slower than the first."),
+                ),
+                None => (
+                    format!("矩阵乘法中位数 {median:.0} TFLOPS，但各批次快慢差别很大。"),
+                    format!("The median is {median:.0} TFLOPS, but batches varied widely in speed."),
+                ),
+            };
             findings.push(
                 draft(lang, "gpu.underperforming", Severity::Warning)
-                    .title(format!("{who} 算力不稳定"), format!("{who} does not hold its speed"))
+                    .subject(format!("gpu{}:{}", device.index, run.dtype))
+                    .title(format!("{who} 没有发挥应有的算力"), format!("{who} is not delivering its speed"))
                     .detail(
-                        format!("矩阵乘法中位数 {median:.0} TFLOPS，但{}。多为过热降频、功耗墙或有别的进程在抢这张卡。", if slowdown.is_some() { "后段比前段明显变慢" } else { "各批次快慢差别很大" }),
-                        format!("The median is {median:.0} TFLOPS, but {}. Usually thermal throttling, a power cap, or another process sharing the GPU.", if slowdown.is_some() { "the last batches ran clearly slower than the first" } else { "batches varied widely in speed" }),
+                        format!("{zh}多为过热降频、功耗墙被调低，或有别的进程在抢这张卡。"),
+                        format!("{en} Usually thermal throttling, a lowered power cap, or another process sharing the GPU."),
                     )
                     .run("查看温度、功耗和降频原因：", "Check temperature, power and throttle reasons:", "nvidia-smi -q -d TEMPERATURE,POWER,PERFORMANCE")
                     .step("确认没有别的进程在用这张卡；长期降频请联系平台（散热问题）。", "Make sure nothing else runs on this GPU; persistent throttling is a cooling problem for the provider.")
-                    .evidence(format!("{who}: median {median:.1} TFLOPS, slowdown {:.0}%, spread {:.0}%", slowdown.unwrap_or(0.0) * 100.0, run.spread().unwrap_or(0.0) * 100.0))
+                    .evidence(format!("{who}: median {median:.1} TFLOPS, slowdown {:.0}%, spread {:.0}%", run.slowdown().unwrap_or(0.0) * 100.0, run.spread().unwrap_or(0.0) * 100.0))
+                    .evidence(peak.map(|p| format!("catalog peak (dense FP16/BF16 tensor): {p:.0} TFLOPS")).unwrap_or_default())
                     .build(),
             );
         }

@@ -124,6 +124,7 @@ fn disks(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
             let system_disk = disk.mount == "/";
             let free_gib = disk.available_mib as f64 / 1024.0;
             draft(lang, "disk.low", severity)
+                .subject(disk.mount.clone())
                 .title(format!("{} 只剩 {free_gib:.1} GiB", disk.mount), format!("Only {free_gib:.1} GiB left on {}", disk.mount))
                 .detail(
                     if system_disk { "系统盘快满了：pip/conda 安装、模型下载和 checkpoint 会写到一半失败。大文件应放在数据盘上。" } else { "这块盘快满了：下载和保存 checkpoint 会失败。" },

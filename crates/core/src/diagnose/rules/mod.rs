@@ -7,7 +7,9 @@ mod network;
 mod services;
 mod torch;
 
+use super::text::Draft;
 use super::{DiagnoseContext, Finding};
+use crate::catalog::{choose_torch_wheel, TorchWheelChoice, TorchWheelRequest};
 use crate::probe::nvidia_smi::{GpuInfo, NvidiaSmiStatus};
 use crate::probe::Facts;
 
@@ -53,4 +55,57 @@ fn major_minor(version: &str) -> Option<(u32, u32)> {
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next().map_or(Some(0), |m| m.parse().ok())?;
     Some((major, minor))
+}
+
+/// The PyTorch wheel the catalog picks for this machine's driver and first GPU (capability from
+/// nvidia-smi, else from torch); `None` when the driver version is unknown.
+fn wheel_choice(facts: &Facts) -> Option<TorchWheelChoice> {
+    let smi = &facts.gpu.as_ref()?.nvidia_smi;
+    let driver = smi.driver_version.clone()?;
+    let gpu = smi.gpus.first();
+    let compute_cap = gpu.and_then(|g| g.compute_cap.clone()).or_else(|| {
+        facts
+            .torch
+            .as_ref()?
+            .devices
+            .first()
+            .map(|d| d.capability.clone())
+    });
+    choose_torch_wheel(&TorchWheelRequest {
+        driver,
+        gpu: gpu.and_then(|g| g.name.clone()),
+        compute_cap,
+    })
+    .ok()
+}
+
+/// The install step for the chosen wheel, or, when nothing fits, the catalog's reason (which
+/// says to upgrade the driver or re-create the instance).
+fn install_wheel_step(d: Draft, choice: Option<&TorchWheelChoice>) -> Draft {
+    match choice {
+        Some(choice) => match &choice.pip_command {
+            Some(command) => d.run(
+                format!(
+                    "安装与驱动和这张 GPU 都匹配的轮子（{}，PyTorch {}）：",
+                    choice.cuda_tag.as_deref().unwrap_or(""),
+                    choice.torch_versions
+                ),
+                format!(
+                    "Install the wheel that fits both the driver and this GPU ({}, PyTorch {}):",
+                    choice.cuda_tag.as_deref().unwrap_or(""),
+                    choice.torch_versions
+                ),
+                command.clone(),
+            ),
+            None => d.step(
+                format!("没有哪个 PyTorch 轮子能在这个驱动上用这张卡：{}", choice.reason),
+                format!("No PyTorch wheel can use this GPU with this driver: {}", choice.reason),
+            ),
+        },
+        None => d.run(
+            "到 PyTorch 官网选与驱动匹配的 CUDA 版本后安装，例如：",
+            "Pick the CUDA build that matches the driver on pytorch.org, for example:",
+            "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu124",
+        ),
+    }
 }

@@ -75,6 +75,7 @@ fn ollama(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
         .map(|model| {
             let all_cpu = model.gpu_pct == Some(0);
             draft(lang, "ollama.cpu_offload", Severity::Warning)
+                .subject(model.name.clone())
                 .title(
                     if all_cpu { format!("Ollama 的 {} 完全跑在 CPU 上", model.name) } else { format!("Ollama 的 {} 有一部分跑在 CPU 上", model.name) },
                     if all_cpu { format!("Ollama runs {} entirely on the CPU", model.name) } else { format!("Ollama runs part of {} on the CPU", model.name) },

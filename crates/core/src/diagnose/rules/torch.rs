@@ -1,7 +1,10 @@
 //! Python and PyTorch: the "why is torch.cuda.is_available() False" question, answered from the
 //! driver, the wheel's CUDA build, the GPU's architecture and a real kernel launch.
 
-use super::{driver_status, driver_works, gpus, major_minor, sm_number};
+use super::{
+    driver_status, driver_works, gpus, install_wheel_step, major_minor, sm_number, wheel_choice,
+};
+use crate::catalog::{cuda_families_for_driver, DriverVersion};
 use crate::diagnose::text::{draft, Draft};
 use crate::diagnose::{DiagnoseContext, Finding, Severity};
 use crate::probe::nvidia_smi::NvidiaSmiStatus;
@@ -26,7 +29,7 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
     let gpu_present = driver_works(facts);
     if torch.is_cpu_build() {
         if gpu_present {
-            findings.push(cpu_build(torch, context));
+            findings.push(cpu_build(torch, facts, context));
         }
         return findings;
     }
@@ -35,7 +38,7 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
         findings.push(finding);
         explained = true;
     }
-    if let Some(finding) = arch_unsupported(torch, context) {
+    if let Some(finding) = arch_unsupported(torch, facts, context) {
         findings.push(finding);
         explained = true;
     }
@@ -136,6 +139,14 @@ fn not_installed(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) -
                     "Check the highest CUDA the driver supports (CUDA Version, top right of nvidia-smi):",
                     "nvidia-smi | head -n 4",
                 )
+                .when(true, |d| install_wheel_step(d, wheel_choice(facts).as_ref()))
+            })
+            .when(!driver_works(facts), |d| {
+                d.run(
+                    "这台机器没有可用的 GPU，CPU 版就够用：",
+                    "This machine has no usable GPU, so the CPU build is enough:",
+                    "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cpu",
+                )
             })
     } else {
         draft(context.lang, "torch.missing", Severity::Error)
@@ -154,7 +165,7 @@ fn not_installed(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) -
     .build()
 }
 
-fn cpu_build(torch: &TorchFacts, context: &DiagnoseContext) -> Finding {
+fn cpu_build(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) -> Finding {
     draft(context.lang, "torch.cpu_build", Severity::Error)
         .title("装的是 CPU 版 PyTorch", "The installed PyTorch is a CPU-only build")
         .detail(
@@ -163,6 +174,7 @@ fn cpu_build(torch: &TorchFacts, context: &DiagnoseContext) -> Finding {
         )
         .when(true, reinstall_steps)
         .run("卸载 CPU 版：", "Remove the CPU build:", "pip uninstall -y torch torchvision torchaudio")
+        .when(true, |d| install_wheel_step(d, wheel_choice(facts).as_ref()))
         .evidence_all(torch_evidence(torch))
         .build()
 }
@@ -183,7 +195,16 @@ fn driver_too_old(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) 
     let driver_cuda = gpu
         .and_then(|g| g.nvidia_smi.cuda_version.as_deref())
         .and_then(major_minor);
-    let by_version = matches!((build, driver_cuda), (Some((b, _)), Some((d, _))) if b > d);
+    // The catalog knows which CUDA families a driver runs (minor-version compatibility
+    // minimums); the header's CUDA Version is the fallback when the driver is unreadable.
+    let driver_version = gpu
+        .and_then(|g| g.nvidia_smi.driver_version.as_deref())
+        .and_then(|v| v.parse::<DriverVersion>().ok());
+    let by_version = match (build, &driver_version) {
+        (Some((major, _)), Some(driver)) => !cuda_families_for_driver(driver).contains(&major),
+        (Some((major, _)), None) => driver_cuda.is_some_and(|(d, _)| major > d),
+        (None, _) => false,
+    };
     if warned.is_none() && !by_version {
         return None;
     }
@@ -203,9 +224,10 @@ fn driver_too_old(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) 
             )
             .when(true, reinstall_steps)
             .step(
-                "两条路：换一个与驱动匹配的 PyTorch 轮子（cu 版本不高于驱动支持的 CUDA），或用驱动更新的镜像重建实例。",
-                "Two ways out: install a PyTorch wheel whose cuXXX is within what the driver supports, or re-create the instance from an image with a newer driver.",
+                "两条路：换一个与驱动匹配的 PyTorch 轮子，或用驱动更新的镜像重建实例。",
+                "Two ways out: install a PyTorch wheel the driver can run, or re-create the instance from an image with a newer driver.",
             )
+            .when(true, |d| install_wheel_step(d, wheel_choice(facts).as_ref()))
             .evidence(format!("nvidia-smi: driver {driver}, CUDA Version {max}"))
             .evidence_all(torch_evidence(torch))
             .evidence(warned.cloned().unwrap_or_default())
@@ -226,7 +248,11 @@ fn arch_numbers(arch_list: &[String], prefix: &str) -> Vec<u32> {
         .collect()
 }
 
-fn arch_unsupported(torch: &TorchFacts, context: &DiagnoseContext) -> Option<Finding> {
+fn arch_unsupported(
+    torch: &TorchFacts,
+    facts: &Facts,
+    context: &DiagnoseContext,
+) -> Option<Finding> {
     let sass = arch_numbers(&torch.arch_list, "sm_");
     let ptx = arch_numbers(&torch.arch_list, "compute_");
     let unsupported: Vec<(String, u32)> = torch
@@ -268,15 +294,11 @@ fn arch_unsupported(torch: &TorchFacts, context: &DiagnoseContext) -> Option<Fin
         draft(context.lang, "torch.arch_unsupported", Severity::Error)
             .title(format!("PyTorch {version} 不支持 {name}（sm_{sm}）"), format!("PyTorch {version} has no code for {name} (sm_{sm})"))
             .detail(
-                format!("这个 PyTorch 轮子没有为 sm_{sm} 编译 GPU 代码。is_available() 可能仍是 True，但第一次真正运行就会报 “no kernel image is available for execution on the device”。新架构的卡（如 Blackwell 的 RTX 5090，sm_120）需要用更新的 CUDA 编出的轮子（PyTorch 2.7 起的 cu128）。"),
-                format!("This PyTorch wheel carries no GPU code for sm_{sm}. is_available() may still say True, but the first real kernel fails with \"no kernel image is available for execution on the device\". Newer architectures (Blackwell: RTX 5090 is sm_120) need a wheel built with a newer CUDA (cu128, from PyTorch 2.7 on)."),
+                format!("这个 PyTorch 轮子没有为 sm_{sm} 编译 GPU 代码。is_available() 可能仍是 True，但第一次真正运行就会报 “no kernel image is available for execution on the device”。新架构的卡（如 Blackwell 的 RTX 5090）需要用更新的 CUDA 编出的轮子。"),
+                format!("This PyTorch wheel carries no GPU code for sm_{sm}. is_available() may still say True, but the first real kernel fails with \"no kernel image is available for execution on the device\". Newer architectures (such as Blackwell's RTX 5090) need a wheel built with a newer CUDA."),
             )
             .run("卸载当前的轮子：", "Remove the current wheel:", "pip uninstall -y torch torchvision torchaudio")
-            .run(
-                "装一个编进了这个架构的轮子，例如：",
-                "Install a wheel built for this architecture, for example:",
-                "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu128",
-            )
+            .when(true, |d| install_wheel_step(d, wheel_choice(facts).as_ref()))
             .run("确认架构列表里有它：", "Check the architecture is now listed:", "python -c 'import torch; print(torch.cuda.get_arch_list())'")
             .evidence_all(torch_evidence(torch))
             .build(),

@@ -1,0 +1,261 @@
+//! "Test the connection": connect step by step (TCP, handshake, host key, login, a first
+//! command) and turn the two host-key verdicts the user must act on into answers with data —
+//! the fingerprint to confirm on first contact, both fingerprints when the key changed — rather
+//! than error text, so the wizard can show them in a dialog.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use super::plan::ConnectPlan;
+use super::ConnectError;
+use crate::ssh::{ConnectOptions, ConnectStep, SshError, SshTarget};
+use crate::target::CommandSpec;
+
+/// What a connection test ended in, when it ended in something the user must see or decide.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+#[ts(export)]
+pub enum ConnectionCheck {
+    /// Logged in and ran a command.
+    Connected {
+        destination: String,
+        remote: RemoteHello,
+    },
+    /// First contact: nothing is known about this host. Show the fingerprint; connect again
+    /// with it as `trusted_fingerprint` once the user confirmed it.
+    NeedsTrust {
+        host: String,
+        port: u16,
+        fingerprint: String,
+        algorithm: String,
+    },
+    /// The host presented a different key than the one recorded. Nothing was sent. Hard stop.
+    HostKeyChanged {
+        host: String,
+        port: u16,
+        old_fingerprint: String,
+        new_fingerprint: String,
+        known_hosts: String,
+        line: usize,
+        /// The command that removes the old line, for when the provider confirms a rebuild.
+        forget_command: String,
+    },
+}
+
+/// Who we are on the instance: proof a shell really ran there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct RemoteHello {
+    pub hostname: String,
+    /// `uname -srm`, e.g. `Linux 5.15.0-91-generic x86_64`.
+    pub system: String,
+    pub user: String,
+}
+
+/// A successful test keeps its connection so the next step (Verify, a terminal) reuses it.
+pub struct CheckOutcome {
+    pub check: ConnectionCheck,
+    pub target: Option<SshTarget>,
+}
+
+/// The first command: three facts, one per line, in a shell every image has.
+const HELLO_SCRIPT: &str = "hostname; uname -srm; id -un";
+
+/// Connect as `plan` says, reporting each step to `base.observer`; `base` also holds the
+/// known_hosts files and the timeout.
+pub async fn check(plan: &ConnectPlan, base: ConnectOptions) -> Result<CheckOutcome, ConnectError> {
+    let destination = plan.destination()?;
+    let credentials = plan.credentials(&destination)?;
+    let observer = base.observer.clone();
+    let options = ConnectOptions {
+        trusted_fingerprint: plan.trusted_fingerprint.clone(),
+        accept_new_host_key: false,
+        ..base
+    };
+    let label = destination.label();
+    let target = match SshTarget::connect(destination, credentials, options).await {
+        Ok(target) => target,
+        Err(err) => {
+            return verdict(err).map(|check| CheckOutcome {
+                check,
+                target: None,
+            })
+        }
+    };
+    observer.started(ConnectStep::FirstCommand);
+    let spec = CommandSpec::new(HELLO_SCRIPT).timeout(Duration::from_secs(20));
+    let output = match target.exec(&spec).await {
+        Ok(output) if output.success() => output,
+        Ok(output) => {
+            observer.fail_running();
+            return Err(SshError::Channel {
+                host: label,
+                message: format!(
+                    "a first command failed (exit {:?}): {}",
+                    output.exit_status,
+                    output.stderr_text().trim()
+                ),
+            }
+            .into());
+        }
+        Err(err) => {
+            observer.fail_running();
+            return Err(err.into());
+        }
+    };
+    observer.done(ConnectStep::FirstCommand);
+    Ok(CheckOutcome {
+        check: ConnectionCheck::Connected {
+            destination: label,
+            remote: parse_hello(&output.stdout_text()),
+        },
+        target: Some(target),
+    })
+}
+
+/// Host-key refusals become answers; every other failure stays an error with its code.
+fn verdict(err: SshError) -> Result<ConnectionCheck, ConnectError> {
+    match err {
+        SshError::HostKeyUnknown {
+            host,
+            port,
+            fingerprint,
+            algorithm,
+        } => Ok(ConnectionCheck::NeedsTrust {
+            host,
+            port,
+            fingerprint,
+            algorithm,
+        }),
+        SshError::HostKeyChanged {
+            host,
+            port,
+            old_fingerprint,
+            new_fingerprint,
+            known_hosts,
+            line,
+        } => {
+            let name = if port == 22 {
+                host.clone()
+            } else {
+                format!("[{host}]:{port}")
+            };
+            let forget_command = crate::shell::join([
+                "ssh-keygen",
+                "-R",
+                name.as_str(),
+                "-f",
+                &known_hosts.display().to_string(),
+            ]);
+            Ok(ConnectionCheck::HostKeyChanged {
+                host,
+                port,
+                old_fingerprint,
+                new_fingerprint,
+                known_hosts: known_hosts.display().to_string(),
+                line,
+                forget_command,
+            })
+        }
+        other => Err(other.into()),
+    }
+}
+
+/// Pure: the first command's three lines; a missing line reads as empty, never a panic.
+pub fn parse_hello(stdout: &str) -> RemoteHello {
+    let mut lines = stdout.lines().map(str::trim);
+    let mut next = || lines.next().unwrap_or_default().to_owned();
+    RemoteHello {
+        hostname: next(),
+        system: next(),
+        user: next(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn the_first_commands_lines_become_hostname_system_and_user() {
+        let hello = parse_hello("autodl-container-7f3a\nLinux 5.15.0-91-generic x86_64\nroot\n");
+        assert_eq!(hello.hostname, "autodl-container-7f3a");
+        assert_eq!(hello.system, "Linux 5.15.0-91-generic x86_64");
+        assert_eq!(hello.user, "root");
+    }
+
+    #[test]
+    fn short_output_reads_as_empty_fields_not_a_panic() {
+        let hello = parse_hello("only-a-hostname");
+        assert_eq!(hello.hostname, "only-a-hostname");
+        assert_eq!((hello.system.as_str(), hello.user.as_str()), ("", ""));
+        assert_eq!(parse_hello("").hostname, "");
+    }
+
+    #[test]
+    fn an_unknown_host_is_a_question_with_its_fingerprint() {
+        let check = verdict(SshError::HostKeyUnknown {
+            host: "10.0.0.1".into(),
+            port: 2222,
+            fingerprint: "SHA256:abc".into(),
+            algorithm: "ssh-ed25519".into(),
+        })
+        .expect("first contact is not an error");
+        assert_eq!(
+            check,
+            ConnectionCheck::NeedsTrust {
+                host: "10.0.0.1".into(),
+                port: 2222,
+                fingerprint: "SHA256:abc".into(),
+                algorithm: "ssh-ed25519".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn a_changed_key_names_both_fingerprints_and_a_quoted_forget_command() {
+        let check = verdict(SshError::HostKeyChanged {
+            host: "gpu.example".into(),
+            port: 40022,
+            old_fingerprint: "SHA256:old".into(),
+            new_fingerprint: "SHA256:new".into(),
+            known_hosts: PathBuf::from("/home/me/My Files/known_hosts"),
+            line: 3,
+        })
+        .expect("a changed key is an answer with data");
+        let ConnectionCheck::HostKeyChanged {
+            old_fingerprint,
+            new_fingerprint,
+            forget_command,
+            line,
+            ..
+        } = check
+        else {
+            panic!("expected host_key_changed, got {check:?}");
+        };
+        assert_eq!(
+            (old_fingerprint.as_str(), new_fingerprint.as_str()),
+            ("SHA256:old", "SHA256:new")
+        );
+        assert_eq!(line, 3);
+        assert_eq!(
+            forget_command,
+            "ssh-keygen -R '[gpu.example]:40022' -f '/home/me/My Files/known_hosts'",
+            "the path with a space and the bracketed name must reach the shell quoted"
+        );
+    }
+
+    #[test]
+    fn other_failures_stay_errors_with_their_codes() {
+        let err = verdict(SshError::Refused {
+            host: "h".into(),
+            port: 22,
+        })
+        .expect_err("a refused connection is an error");
+        assert_eq!(crate::Coded::code(&err), "ssh.refused");
+    }
+}

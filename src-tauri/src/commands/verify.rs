@@ -1,0 +1,92 @@
+//! Verify: thin commands over `leasehold_core::verify`. The battery runs on the instance's live
+//! connection, reports each probe through a channel, can be stopped from the UI, and every run is
+//! kept with what changed since the one before.
+
+use leasehold_core::connect;
+use leasehold_core::diagnose::diff::RunDiff;
+use leasehold_core::diagnose::{DiagnoseContext, Lang};
+use leasehold_core::probe::{BatteryOptions, ProbeEvent};
+use leasehold_core::verify::history::{self, RecordedRun, RunSummary};
+use leasehold_core::verify::{self, VerifyReport};
+use leasehold_core::ApiError;
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tracing::instrument;
+use ts_rs::TS;
+
+use crate::state::AppState;
+
+/// How many earlier runs the Verify page lists.
+const HISTORY_LIMIT: u32 = 20;
+
+/// A run as the Verify page shows it: the report, and its place in the instance's history.
+#[derive(Debug, Serialize, TS)]
+#[ts(export)]
+pub struct VerifyOutcome {
+    pub report: VerifyReport,
+    pub run: RecordedRun,
+}
+
+/// Run the checks on `instance`; `stress` adds the matmul stress test. Findings are written in
+/// `lang`. Fails with `verify.cancelled` when stopped with `verify_cancel`.
+#[tauri::command]
+#[instrument(skip(state, on_progress), err(Debug))]
+pub async fn verify_run(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    stress: bool,
+    lang: Lang,
+    on_progress: Channel<ProbeEvent>,
+) -> Result<VerifyOutcome, ApiError> {
+    let expected_gpu_count =
+        connect::rented_gpu_count(&mut *state.conn().await?, &instance).await?;
+    let target = state.live_target(&instance).await?;
+    let mut options = BatteryOptions::default();
+    options.stress = stress;
+    let context = DiagnoseContext {
+        lang,
+        expected_gpu_count,
+    };
+    let sink = move |event: ProbeEvent| {
+        let _ = on_progress.send(event);
+    };
+    let run = verify::verify(target.as_ref(), &options, &context, &sink, state.now());
+    let report = match state.checks.run(&instance, run).await {
+        Some(report) => report?,
+        None => return Err(ApiError::new("verify.cancelled", "the checks were stopped")),
+    };
+    let run = history::record(&state.store, Some(&instance), &report).await?;
+    Ok(VerifyOutcome { report, run })
+}
+
+/// Stop the checks running on `instance` (no-op when none run).
+#[tauri::command]
+#[instrument(skip(state))]
+pub fn verify_cancel(state: tauri::State<'_, AppState>, instance: String) {
+    state.checks.cancel(&instance);
+}
+
+/// Earlier runs of `instance`, newest first.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn verify_history(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<Vec<RunSummary>, ApiError> {
+    Ok(history::history(&state.store, Some(&instance), "", HISTORY_LIMIT).await?)
+}
+
+/// One stored run and what changed since the run before it.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn verify_load(
+    state: tauri::State<'_, AppState>,
+    id: i64,
+) -> Result<VerifyOutcome, ApiError> {
+    let report = history::load(&state.store, id).await?;
+    let changes: Option<RunDiff> = history::changes(&state.store, id).await?;
+    Ok(VerifyOutcome {
+        report,
+        run: RecordedRun { id, changes },
+    })
+}

@@ -1,0 +1,30 @@
+// Numbers as the facts view shows them.
+
+/** MiB → `23.6 GiB` (or `512 MiB` below one GiB); `—` when unknown. */
+export function size(mib: number | null | undefined): string {
+  if (mib === null || mib === undefined || !Number.isFinite(mib)) return '—'
+  if (mib < 1024) return `${Math.round(mib)} MiB`
+  const gib = mib / 1024
+  return `${gib >= 100 ? Math.round(gib) : Math.round(gib * 10) / 10} GiB`
+}
+
+/** `used / total` memory of a GPU or disk, with the share used. */
+export function usage(used: number | null | undefined, total: number | null | undefined): string {
+  if (total === null || total === undefined || total <= 0) return size(used)
+  if (used === null || used === undefined) return `— / ${size(total)}`
+  return `${size(used)} / ${size(total)} (${Math.round((used / total) * 100)}%)`
+}
+
+/** A value with its unit, or `—`. */
+export function unit(value: number | null | undefined, suffix: string, digits = 0): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '—'
+  const factor = 10 ** digits
+  return `${Math.round(value * factor) / factor}${suffix}`
+}
+
+/** Milliseconds as `0.4 s` / `12 s`. */
+export function seconds(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return ''
+  const s = ms / 1000
+  return s < 10 ? `${Math.round(s * 10) / 10} s` : `${Math.round(s)} s`
+}
