@@ -6,6 +6,7 @@ mod logging;
 mod state;
 
 use state::AppState;
+use tauri::Manager;
 
 pub fn run() {
     let log_dir = leasehold_core::paths::log_dir();
@@ -16,17 +17,23 @@ pub fn run() {
     let db_path = AppState::db_path_from_env();
     tracing::info!(version = env!("CARGO_PKG_VERSION"), db = %db_path.display(), "starting");
 
-    let state = match tauri::async_runtime::block_on(AppState::open(db_path.clone(), log_dir)) {
-        Ok(state) => state,
-        Err(err) => {
+    // The database opens (and migrates) on its own thread while GTK starts and the window is
+    // built; `setup` runs after the window exists and before the first command is served.
+    let opening = std::thread::spawn(move || {
+        tauri::async_runtime::block_on(AppState::open(db_path.clone(), log_dir)).map_err(|err| {
             tracing::error!(%err, db = %db_path.display(), "could not open the database");
-            eprintln!("Leasehold could not open {}: {err}", db_path.display());
-            std::process::exit(1);
-        }
-    };
+            format!("could not open {}: {err}", db_path.display())
+        })
+    });
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
-        .manage(state)
+        .setup(move |app| {
+            let state = opening
+                .join()
+                .map_err(|_| "the database thread stopped unexpectedly".to_owned())??;
+            app.manage(state);
+            Ok(())
+        })
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
             commands::settings::load_preferences,

@@ -11,8 +11,8 @@ import { call } from './ipc'
 
 export { BackendError, fieldOf, toApiError, UNEXPECTED_CODE } from './ipc'
 export * from './billing'
-export * from './settings'
 export * from './connect'
+export * from './settings'
 export * from './verify'
 
 export function appInfo(): Promise<AppInfo> {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Desktop app benchmark: start-up (launch → window mapped) and idle memory (PSS of the app and its
+# WebKit processes) of Leasehold next to a minimal Tauri app built the same way (same tauri, same
+# dev profile, frontend embedded: tests/bench/minimal-app). Goal: both ratios ≤ 1.2. Runs
+# alternate between the two apps so machine load affects both alike; medians are compared.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+target=${CARGO_TARGET_DIR:-$repo/target}
+runs=${BENCH_APP_RUNS:-5}
+settle=${BENCH_APP_SETTLE_S:-5}
+
+app=${LEASEHOLD_APP_BIN:-$target/debug/leasehold-app}
+[ -x "$app" ] || { echo "app.sh: no app binary at $app (run 'make build')" >&2; exit 1; }
+CARGO_TARGET_DIR=$target cargo build --quiet --manifest-path tests/bench/minimal-app/Cargo.toml
+minimal=$target/debug/leasehold-minimal-app
+
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+measure() {
+  xvfb-run -a -s "-screen 0 1280x860x24 -nolisten tcp" \
+    python3 tests/bench/app_probe.py "$1" "$2" "$settle"
+}
+for _ in $(seq "$runs"); do
+  measure "$app" 'Leasehold · 算力租用管家' | sed 's/^/leasehold /' >>"$results"
+  measure "$minimal" 'Minimal Tauri app' | sed 's/^/minimal /' >>"$results"
+done
+
+python3 - "$results" "$runs" <<'PY'
+import json, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, data = line.split(" ", 1)
+    rows.setdefault(label, []).append(json.loads(data))
+def median(label, key):
+    return statistics.median(r[key] for r in rows[label])
+print(f"app start-up and idle memory, median of {sys.argv[2]} runs each (debug builds, Xvfb)")
+print(f"{'metric':<32}{'leasehold':>12}{'minimal':>12}{'ratio':>8}   goal")
+for key, name, scale, unit in [
+    ("startup_ms", "launch → window mapped", 1, "ms"),
+    ("pss_kb", "idle memory, PSS summed", 1024, "MiB"),
+    ("rss_kb", "idle memory, RSS summed", 1024, "MiB"),
+]:
+    ours, base = median("leasehold", key), median("minimal", key)
+    goal = "≤ 1.2" if key != "rss_kb" else "(info)"
+    print(f"{name + ' (' + unit + ')':<32}{ours / scale:>12.1f}{base / scale:>12.1f}{ours / base:>8.2f}   {goal}")
+print(f"processes measured: leasehold {rows['leasehold'][0]['processes']}, minimal {rows['minimal'][0]['processes']}")
+PY

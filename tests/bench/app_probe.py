@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Start-up time and idle memory of a desktop binary, for tests/bench/app.sh.
+
+Starts the binary on the current X display with a fresh profile (HOME, XDG folders, database),
+polls the X server until a window with the given title is mapped (that is the start-up time),
+lets it settle, then sums the proportional set size (PSS, shared pages split fairly) of the
+process and every process it started (WebKitWebProcess, WebKitNetworkProcess) from
+/proc/PID/smaps_rollup. Prints one JSON object per run.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT_S = 90
+
+
+def window_mapped(title: str) -> bool:
+    tree = subprocess.run(["xwininfo", "-root", "-tree"], capture_output=True, text=True).stdout
+    for line in tree.splitlines():
+        if f'"{title}"' in line:
+            window = line.split()[0]
+            info = subprocess.run(["xwininfo", "-id", window], capture_output=True, text=True).stdout
+            if "Map State: IsViewable" in info:
+                return True
+    return False
+
+
+def children_of() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                # The command name may hold spaces; the parent pid follows its closing parenthesis.
+                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    return children
+
+
+def process_tree(root: int) -> list[int]:
+    children = children_of()
+    found, queue = [], [root]
+    while queue:
+        pid = queue.pop()
+        found.append(pid)
+        queue.extend(children.get(pid, []))
+    return found
+
+
+def memory_kb(pids: list[int]) -> tuple[int, int]:
+    pss = rss = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+                    elif line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+        except OSError:
+            continue
+    return pss, rss
+
+
+def run_once(binary: str, title: str, settle_s: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="leasehold-bench-") as profile:
+        env = dict(
+            os.environ,
+            HOME=profile,
+            XDG_DATA_HOME=os.path.join(profile, "data"),
+            XDG_CONFIG_HOME=os.path.join(profile, "config"),
+            XDG_CACHE_HOME=os.path.join(profile, "cache"),
+            LEASEHOLD_DB=os.path.join(profile, "leasehold.sqlite3"),
+            WEBKIT_DISABLE_DMABUF_RENDERER="1",
+            LIBGL_ALWAYS_SOFTWARE="1",
+        )
+        started = time.monotonic()
+        app = subprocess.Popen(
+            [binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        try:
+            while not window_mapped(title):
+                if app.poll() is not None:
+                    raise RuntimeError(f"{binary} exited with {app.returncode} before mapping a window")
+                if time.monotonic() - started > TIMEOUT_S:
+                    raise RuntimeError(f"no window titled {title!r} after {TIMEOUT_S} s")
+                time.sleep(0.01)
+            startup_ms = (time.monotonic() - started) * 1000
+            # Idle: the page has loaded and nothing is happening any more.
+            time.sleep(settle_s)
+            tree = process_tree(app.pid)
+            pss, rss = memory_kb(tree)
+            return {"startup_ms": round(startup_ms, 1), "pss_kb": pss, "rss_kb": rss, "processes": len(tree)}
+        finally:
+            os.killpg(app.pid, signal.SIGTERM)
+            try:
+                app.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(app.pid, signal.SIGKILL)
+                app.wait()
+
+
+if __name__ == "__main__":
+    binary, title, settle = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    print(json.dumps(run_once(binary, title, settle)), flush=True)
