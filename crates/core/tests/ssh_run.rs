@@ -34,6 +34,49 @@ async fn twelve_commands_in_parallel_keep_their_own_exit_codes_and_output() {
 }
 
 #[tokio::test]
+async fn more_commands_than_channels_still_run_side_by_side_each_with_its_own_result() {
+    let setup = Setup::new();
+    let target = setup.connect().await;
+    let meeting = tempfile::tempdir().expect("temp dir");
+    std::fs::set_permissions(
+        meeting.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .expect("the login user may write there");
+    let count = leasehold_core::ssh::MAX_CHANNELS + 4;
+    let dir = quote(meeting.path().to_str().expect("utf-8 path")).into_owned();
+    // Every command waits until all have started: one after another they would all time out.
+    let mut specs: Vec<CommandSpec> = (0..count)
+        .map(|i| {
+            CommandSpec::new(format!(
+                "touch {dir}/{i}; while [ \"$(ls {dir} | wc -l)\" -lt {count} ]; do sleep 0.05; done; \
+                 echo out-{i}; echo err-{i} >&2; exit {i}"
+            ))
+            .timeout(Duration::from_secs(30))
+        })
+        .collect();
+    specs.push(CommandSpec::new(format!(
+        "printf %s {}",
+        quote("'; rm -rf ~ #$(reboot)`id`\nü")
+    )));
+    specs.push(CommandSpec::new("echo $0").login_shell());
+    let results = target.run_many(&specs).await;
+    assert_eq!(results.len(), specs.len());
+    for (i, result) in results.iter().take(count).enumerate() {
+        let out = result
+            .as_ref()
+            .unwrap_or_else(|err| panic!("command {i} failed: {err}"));
+        assert_eq!(out.exit_status, Some(i as u32), "exit code of command {i}");
+        assert_eq!(out.stdout_text(), format!("out-{i}\n"));
+        assert_eq!(out.stderr_text(), format!("err-{i}\n"));
+    }
+    let hostile = results[count].as_ref().expect("the hostile value ran");
+    assert_eq!(hostile.stdout_text(), "'; rm -rf ~ #$(reboot)`id`\nü");
+    let login = results[count + 1].as_ref().expect("the login shell ran");
+    assert_eq!(login.stdout_text(), "bash\n");
+}
+
+#[tokio::test]
 async fn fifty_megabytes_of_stdout_arrive_intact() {
     let setup = Setup::new();
     let target = setup.connect().await;

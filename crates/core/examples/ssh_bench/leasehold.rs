@@ -34,8 +34,8 @@ pub async fn connect(host: &BenchHost) -> BenchResult<SshTarget> {
         .map_err(|e| format!("Leasehold could not connect: {e}"))
 }
 
-/// Connect, then every probe at once on that one connection (the engine queues what exceeds its
-/// channel limit). Returns the run and how long connecting took.
+/// Connect, then every probe at once on that one connection (the engine runs what exceeds its
+/// free channels side by side in one channel). Returns the run and how long connecting took.
 pub async fn battery(host: &BenchHost, battery: &[Probe]) -> BenchResult<(BatteryRun, Duration)> {
     let started = Instant::now();
     let target = connect(host).await?;
@@ -44,7 +44,7 @@ pub async fn battery(host: &BenchHost, battery: &[Probe]) -> BenchResult<(Batter
         .iter()
         .map(|p| CommandSpec::new(p.command))
         .collect();
-    let outputs = futures::future::join_all(specs.iter().map(|spec| target.run(spec))).await;
+    let outputs = target.run_many(&specs).await;
     let elapsed = started.elapsed();
     target.disconnect().await;
     let mut exit_codes = Vec::with_capacity(outputs.len());

@@ -13,6 +13,7 @@ use tokio::net::TcpStream;
 use super::auth::{authenticate, Credentials};
 use super::destination::Destination;
 use super::known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
+use super::quick_ack::QuickAckStream;
 use super::steps::{ConnectStep, StepObserver};
 use super::SshError;
 
@@ -220,7 +221,7 @@ async fn connect_hop_steps(
                 let stream = tcp_connect(hop).await?;
                 steps.done(ConnectStep::Tcp);
                 steps.started(ConnectStep::Handshake);
-                client::connect_stream(config, stream, handler).await
+                client::connect_stream(config, QuickAckStream::new(stream), handler).await
             }
             Some(jump) => {
                 let channel = jump

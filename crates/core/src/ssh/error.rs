@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SshError {
     /// The pasted `ssh …` command could not be understood; `part` names the offending word.
     #[error("cannot read the ssh command: {problem} (at `{part}`)")]

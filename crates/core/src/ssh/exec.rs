@@ -10,7 +10,7 @@ use russh::{Channel, ChannelMsg, Sig};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::SshError;
-use crate::target::{CommandSpec, OutputStream};
+use crate::target::{CommandOutput, CommandSpec, OutputStream};
 
 /// How a finished command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,4 +116,52 @@ pub(crate) async fn run_on_channel(
             Err(SshError::CommandTimeout(timeout))
         }
     }
+}
+
+/// Run `command` on `channel` with empty stdin and collect its output until stdout ends with
+/// `end` (or the channel closes). For scripts that announce their own end, and so need neither
+/// the server's reply to the exec request nor the exit status: each is a small TCP segment that
+/// sshd (Nagle on, without a terminal) holds back until the previous one is acknowledged, which
+/// costs a round trip plus the delayed ACK.
+pub(crate) async fn collect_until(
+    channel: Channel<Msg>,
+    host: &str,
+    command: &str,
+    timeout: Duration,
+    end: &[u8],
+) -> Result<CommandOutput, SshError> {
+    let channel_error = |err: russh::Error| SshError::Channel {
+        host: host.to_owned(),
+        message: err.to_string(),
+    };
+    channel
+        .exec(false, command.as_bytes())
+        .await
+        .map_err(channel_error)?;
+    let (mut reader, writer) = channel.split();
+    let _ = writer.eof().await;
+    let read = async {
+        let mut output = CommandOutput::default();
+        while let Some(message) = reader.wait().await {
+            match message {
+                ChannelMsg::Data { data } => {
+                    output.stdout.extend_from_slice(&data);
+                    if output.stdout.ends_with(end) {
+                        break;
+                    }
+                }
+                ChannelMsg::ExtendedData { data, ext: 1 } => output.stderr.extend_from_slice(&data),
+                ChannelMsg::ExitStatus { exit_status } => output.exit_status = Some(exit_status),
+                _ => {}
+            }
+        }
+        output
+    };
+    let outcome = tokio::time::timeout(timeout, read).await;
+    if outcome.is_err() {
+        let _ = writer.signal(Sig::KILL).await;
+    }
+    // Done either way; the exit status and close still on their way are not needed.
+    let _ = writer.close().await;
+    outcome.map_err(|_| SshError::CommandTimeout(timeout))
 }

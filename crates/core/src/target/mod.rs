@@ -9,6 +9,7 @@ mod stream;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use futures::FutureExt;
 
 pub use local::LocalTarget;
 pub use stream::{LineSplitter, OutputStream};
@@ -107,6 +108,16 @@ pub trait Target: Send + Sync {
         spec: &'a CommandSpec,
         sink: &'a mut (dyn FnMut(OutputStream, &[u8]) + Send),
     ) -> BoxFuture<'a, Result<Option<u32>, TargetError>>;
+
+    /// Run several commands at once and collect each one's output, in the order given. A target
+    /// may run them in fewer processes or channels than commands (SSH batches what exceeds its
+    /// channel limit); each result is still that command's own.
+    fn run_many<'a>(
+        &'a self,
+        specs: &'a [CommandSpec],
+    ) -> BoxFuture<'a, Vec<Result<CommandOutput, TargetError>>> {
+        futures::future::join_all(specs.iter().map(|spec| self.run(spec))).boxed()
+    }
 
     /// Human-readable name of the target, e.g. `root@region-1.autodl.com:12345` or `this computer`.
     fn describe(&self) -> String;
