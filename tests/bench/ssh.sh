@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SSH engine benchmark: Leasehold against OpenSSH (sequential ssh, ControlMaster, sftp) over the
 # userspace delay link at 50 ms RTT, sshd inside a network namespace. Needs root; prints why
-# otherwise. Extra arguments go to the binary: --one-way-ms N (25), --repeat N (3), --sftp-mb N (200).
+# otherwise. Extra arguments go to the binary: --one-way-ms N (25), --repeat N (3; 0 skips the battery), --sftp-mb N (200).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # Release build: the engine's crypto and copy loops are what is measured.

@@ -192,6 +192,41 @@ async fn a_partial_upload_resumes_and_a_wrong_partial_is_redone() {
     assert_eq!(sha256_of(&remote), sha256_of(&local));
 }
 
+/// Files from 128 MiB on go up over two channels, whose writes can land out of order: a partial
+/// copy may have a hole near its end, so resuming starts 32 MiB before it and the checksum proves
+/// the result.
+#[tokio::test]
+async fn a_large_partial_upload_with_a_hole_near_its_end_resumes_safely() {
+    const MIB: usize = 1024 * 1024;
+    let setup = Setup::new();
+    let target = setup.connect().await;
+    let local = setup.scratch.path().join("checkpoint.bin");
+    write_pattern(&local, 136 * MIB, 9);
+    let remote = setup.host.remote_dir().join("checkpoint.bin");
+    let mut partial = std::fs::read(&local).expect("read");
+    partial.truncate(100 * MIB);
+    // One lane's last slices never arrived while the other's did.
+    partial[90 * MIB..91 * MIB].fill(0);
+    std::fs::write(&remote, &partial).expect("partial");
+    drop(partial);
+    setup.host.give_to_user(&remote);
+    let report = target
+        .upload(
+            &local,
+            &remote.to_string_lossy(),
+            TransferOptions::default(),
+            &no_progress,
+        )
+        .await
+        .expect("resumed upload");
+    assert_eq!(
+        report.resumed_bytes,
+        (100 - 32) * MIB as u64,
+        "resumes before the last 32 MiB"
+    );
+    assert_eq!(sha256_of(&remote), sha256_of(&local));
+}
+
 #[tokio::test]
 async fn a_missing_remote_file_is_an_sftp_error_naming_it() {
     let setup = Setup::new();

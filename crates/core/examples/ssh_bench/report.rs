@@ -55,7 +55,7 @@ pub fn print_battery(figures: &BatteryFigures) {
     };
     println!(
         "{:<44} {:>10}",
-        "Leasehold: one connection, concurrent channels",
+        "Leasehold: one connection, commands side by side",
         secs(leasehold.total)
     );
     let vs_master = ratio(leasehold.total, figures.control_master);

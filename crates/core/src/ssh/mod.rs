@@ -24,6 +24,7 @@ mod sftp;
 mod steps;
 mod target;
 mod transfer;
+mod upload;
 
 pub use auth::{load_private_key, AgentChoice, Credentials, KeyFile, Secret};
 pub use connect::ConnectOptions;

@@ -58,6 +58,23 @@ impl SshTarget {
     }
 }
 
+impl SshTarget {
+    /// A second SFTP session for a large upload, when a channel is free and the server agrees;
+    /// otherwise the upload simply uses one.
+    pub(crate) async fn spare_sftp(&self) -> Option<Sftp> {
+        if self.free_channels() == 0 {
+            return None;
+        }
+        match self.sftp().await {
+            Ok(sftp) => Some(sftp),
+            Err(err) => {
+                tracing::debug!(%err, "no second SFTP channel; uploading over one");
+                None
+            }
+        }
+    }
+}
+
 /// Where a transfer stands. Sent to the progress sink.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]

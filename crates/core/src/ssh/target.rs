@@ -237,11 +237,16 @@ impl SshTarget {
 }
 
 impl SshTarget {
+    /// Session channels that can be opened right now without waiting.
+    pub(crate) fn free_channels(&self) -> usize {
+        self.channel_slots.available_permits()
+    }
+
     /// Run several commands at once on this connection. When they fit in the free channels each
     /// gets its own; otherwise they share one channel and run side by side on the instance (see
     /// `fanout`), which beats waiting for channels to free up and starts one shell instead of many.
     pub async fn exec_many(&self, specs: &[CommandSpec]) -> Vec<Result<CommandOutput, SshError>> {
-        if specs.len() <= self.channel_slots.available_permits().max(1) {
+        if specs.len() <= self.free_channels().max(1) {
             return futures::future::join_all(specs.iter().map(|spec| self.exec(spec))).await;
         }
         let fan = FanOut::new(specs.iter().collect());

@@ -9,36 +9,33 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use russh_sftp::client::SftpSession;
-use russh_sftp::protocol::{FileAttributes, OpenFlags};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::sftp::{
-    remote_join, remote_path, ProgressSink, ProgressThrottle, TransferOptions, TransferReport,
-    BYTES_IN_FLIGHT,
+    remote_join, remote_path, ProgressSink, ProgressThrottle, Sftp, TransferOptions, TransferReport,
 };
 use super::target::SshTarget;
+use super::upload::{upload_file, TWO_LANES_FROM};
 use super::SshError;
 use crate::target::CommandSpec;
 
 const CHUNK: usize = 1024 * 1024;
-/// One SFTP write request's worth of data.
-const ACK_SLICE: usize = 256 * 1024;
 
 /// One file of a transfer: where it comes from and goes to, and its size.
-struct Planned {
-    local: PathBuf,
-    remote: String,
-    size: u64,
+pub(crate) struct Planned {
+    pub(crate) local: PathBuf,
+    pub(crate) remote: String,
+    pub(crate) size: u64,
 }
 
 /// A file after copying: its local SHA-256 and whether it was resumed.
-struct Copied {
-    sha256: String,
-    resumed: u64,
+pub(crate) struct Copied {
+    pub(crate) sha256: String,
+    pub(crate) resumed: u64,
 }
 
-fn sftp_error(path: &str, err: impl std::fmt::Display) -> SshError {
+pub(crate) fn sftp_error(path: &str, err: impl std::fmt::Display) -> SshError {
     SshError::Sftp {
         path: path.to_owned(),
         message: err.to_string(),
@@ -47,7 +44,7 @@ fn sftp_error(path: &str, err: impl std::fmt::Display) -> SshError {
 
 /// Run one read or write of remote data, giving up when nothing moves for `stall` (a dead link
 /// can leave TCP retrying for many minutes; the user would rather resume).
-async fn within<T>(
+pub(crate) async fn within<T>(
     stall: Duration,
     path: &str,
     operation: impl std::future::Future<Output = std::io::Result<T>>,
@@ -61,7 +58,7 @@ async fn within<T>(
     }
 }
 
-fn local_error(path: &Path, err: &std::io::Error) -> SshError {
+pub(crate) fn local_error(path: &Path, err: &std::io::Error) -> SshError {
     SshError::LocalIo {
         path: path.to_owned(),
         message: err.to_string(),
@@ -116,6 +113,11 @@ impl SshTarget {
         let remote = remote_path(remote);
         let sftp = self.sftp().await?;
         let (plan, dirs) = plan_upload(local, &remote)?;
+        let second = if plan.iter().any(|p| p.size >= TWO_LANES_FROM) {
+            self.spare_sftp().await
+        } else {
+            None
+        };
         for dir in &dirs {
             ensure_remote_dir(&sftp.session, dir).await?;
         }
@@ -130,7 +132,7 @@ impl SshTarget {
         for file in &plan {
             throttle.state.current = file.local.display().to_string();
             let copied = upload_file(
-                &sftp.session,
+                &lanes_for(file, &sftp, second.as_ref()),
                 file,
                 options.resume,
                 options.stall_timeout,
@@ -158,7 +160,7 @@ impl SshTarget {
                 // The partial copy we resumed from was not a prefix of this file: start over.
                 throttle.state.bytes_done = throttle.state.bytes_done.saturating_sub(file.size);
                 let copied = upload_file(
-                    &sftp.session,
+                    &lanes_for(file, &sftp, second.as_ref()),
                     file,
                     false,
                     options.stall_timeout,
@@ -298,6 +300,18 @@ impl SshTarget {
     }
 }
 
+/// The sessions one file is sent over: a large file gets the second one, if there is one.
+fn lanes_for<'s>(
+    file: &Planned,
+    first: &'s Sftp,
+    second: Option<&'s Sftp>,
+) -> Vec<&'s SftpSession> {
+    match second {
+        Some(second) if file.size >= TWO_LANES_FROM => vec![&first.session, &second.session],
+        _ => vec![&first.session],
+    }
+}
+
 fn mismatch(file: &Planned, local: &str, remote: &str) -> SshError {
     SshError::ChecksumMismatch {
         path: file.remote.clone(),
@@ -407,83 +421,6 @@ async fn ensure_remote_dir(sftp: &SftpSession, dir: &str) -> Result<(), SshError
             .await
             .map_err(|err| sftp_error(dir, err)),
     }
-}
-
-async fn upload_file(
-    sftp: &SftpSession,
-    file: &Planned,
-    resume: bool,
-    stall: Duration,
-    progress: &mut ProgressThrottle<'_>,
-) -> Result<Copied, SshError> {
-    let remote_size = if resume {
-        sftp.metadata(file.remote.clone())
-            .await
-            .ok()
-            .filter(|m| !m.is_dir())
-            .map(|m| m.len())
-            .filter(|size| *size <= file.size)
-            .unwrap_or(0)
-    } else {
-        0
-    };
-    let mut local = tokio::fs::File::open(&file.local)
-        .await
-        .map_err(|err| local_error(&file.local, &err))?;
-    let mut remote = if remote_size > 0 {
-        let mut remote = sftp
-            .open_with_flags(file.remote.clone(), OpenFlags::WRITE)
-            .await
-            .map_err(|err| sftp_error(&file.remote, err))?;
-        remote
-            .seek(std::io::SeekFrom::Start(remote_size))
-            .await
-            .map_err(|err| sftp_error(&file.remote, err))?;
-        remote
-    } else {
-        sftp.open_with_flags_and_attributes(
-            file.remote.clone(),
-            OpenFlags::CREATE | OpenFlags::TRUNCATE | OpenFlags::WRITE,
-            FileAttributes::empty(),
-        )
-        .await
-        .map_err(|err| sftp_error(&file.remote, err))?
-    };
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; CHUNK];
-    // The part already on the instance is hashed, not sent.
-    let mut to_skip = remote_size;
-    let started = Instant::now();
-    let mut sent = 0u64;
-    progress.advance(remote_size);
-    loop {
-        let n = local
-            .read(&mut buffer)
-            .await
-            .map_err(|err| local_error(&file.local, &err))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buffer[..n]);
-        let skip = usize::try_from(to_skip.min(n as u64)).unwrap_or(n);
-        to_skip -= skip as u64;
-        // Small slices: each waits for at most one acknowledgement, so a slow but live link
-        // never looks stalled.
-        for slice in buffer[skip..n].chunks(ACK_SLICE) {
-            within(stall, &file.remote, remote.write_all(slice)).await?;
-            progress.advance(slice.len() as u64);
-            sent += slice.len() as u64;
-        }
-    }
-    // Closing waits for every write still in flight; allow what they need at the rate seen.
-    let rate = sent as f64 / started.elapsed().as_secs_f64().max(0.001);
-    let drain = sent.min(BYTES_IN_FLIGHT) as f64 / rate.max(1.0);
-    let allowance = stall + Duration::from_secs_f64((drain * 2.0).min(3600.0));
-    within(allowance, &file.remote, remote.shutdown()).await?;
-    Ok(Copied {
-        sha256: hex::encode(hasher.finalize()),
-        resumed: remote_size,
-    })
 }
 
 async fn download_file(
