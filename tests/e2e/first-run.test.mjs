@@ -69,3 +69,24 @@ describe('first run', () => {
     assert.equal(label, '设置', 'the language picked on first run must win over the English system locale')
   })
 })
+
+describe('appearance', () => {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-dark-'))
+  let app
+
+  after(async () => {
+    await app?.close()
+    rmSync(profile, { recursive: true, force: true })
+  })
+
+  it('turns dark when the system prefers dark', async () => {
+    app = await launchApp({ profile, language: 'en_US', env: { GTK_THEME: 'Adwaita:dark' } })
+    const s = app.session
+    await s.waitFor('[data-testid="onboarding-welcome"]')
+    assert.equal(await s.execute('return matchMedia("(prefers-color-scheme: dark)").matches'), true)
+    const background = await s.execute('return getComputedStyle(document.body).backgroundColor')
+    const [r, g, b] = background.match(/\d+/g).map(Number)
+    assert.ok(r + g + b < 150, `the page background must be dark, got ${background}`)
+    await screenshot(s, 'en/00-dark-first-run')
+  })
+})

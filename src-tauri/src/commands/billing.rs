@@ -43,11 +43,13 @@ impl From<BillingError> for FormError {
 }
 
 #[tauri::command]
+#[tracing::instrument]
 pub fn provider_presets() -> Vec<ProviderPreset> {
     billing::presets()
 }
 
 #[tauri::command]
+#[tracing::instrument]
 pub fn currencies() -> Vec<&'static str> {
     billing::Currency::known().to_vec()
 }
@@ -115,4 +117,38 @@ pub fn estimate_cost(input: EstimateInput) -> Result<CostEstimate, FormError> {
 #[tracing::instrument(skip_all, err(Debug))]
 pub fn rent_vs_buy(input: RentVsBuyInput) -> Result<RentVsBuy, FormError> {
     billing::rent_vs_buy(&input).map_err(Into::into)
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal::Decimal;
+
+    use super::*;
+
+    #[test]
+    fn a_refused_value_names_the_field_the_ui_shows_it_next_to() {
+        let err = FormError::from(BillingError::InvalidPrice {
+            field: "price_per_gpu_hour",
+            value: Decimal::ZERO,
+        });
+        assert_eq!(err.code, "billing.invalid_price");
+        assert_eq!(err.field.as_deref(), Some("price_per_gpu_hour"));
+
+        let err = FormError::from(BillingError::UnknownCurrency { code: "CYN".into() });
+        assert_eq!(
+            err.field.as_deref(),
+            Some("currency"),
+            "a currency error belongs next to the currency picker"
+        );
+    }
+
+    #[test]
+    fn a_taken_name_is_shown_next_to_the_name_and_ledger_errors_belong_to_the_whole_form() {
+        let err = FormError::from(BillingError::DuplicateName { name: "a".into() });
+        assert_eq!(err.field.as_deref(), Some("name"));
+
+        let err = FormError::from(BillingError::NoGpuUnavailable);
+        assert_eq!(err.field, None, "not about one field: shown above the buttons");
+        assert_eq!(err.code, "billing.no_gpu_unavailable");
+    }
 }

@@ -60,9 +60,9 @@ function signal(pids, sig) {
 
 /**
  * Start the app. `profile` is a folder used as HOME and XDG data/config home; `language` is the
- * system locale the app sees (e.g. "en_US").
+ * system locale the app sees (e.g. "en_US"); `env` adds variables (e.g. `GTK_THEME`).
  */
-export async function launchApp({ profile, language = 'en_US' }) {
+export async function launchApp({ profile, language = 'en_US', env: extraEnv = {} }) {
   if (!BINARY) throw new Error('LEASEHOLD_APP_BIN is not set; run through tests/e2e/run.sh')
   const [port, nativePort] = [await freePort(), await freePort()]
   const db = path.join(profile, 'leasehold.sqlite3')
@@ -83,6 +83,7 @@ export async function launchApp({ profile, language = 'en_US' }) {
     // Under a Chinese locale GTK defaults to the XIM input method; with no XIM server on Xvfb, the
     // window stops repainting once a text field has focus. GTK's built-in method avoids that.
     GTK_IM_MODULE: 'gtk-im-context-simple',
+    ...extraEnv,
     WEBKIT_DISABLE_DMABUF_RENDERER: '1',
     LIBGL_ALWAYS_SOFTWARE: '1',
   }
