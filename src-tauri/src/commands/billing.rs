@@ -148,7 +148,10 @@ mod tests {
         assert_eq!(err.field.as_deref(), Some("name"));
 
         let err = FormError::from(BillingError::NoGpuUnavailable);
-        assert_eq!(err.field, None, "not about one field: shown above the buttons");
+        assert_eq!(
+            err.field, None,
+            "not about one field: shown above the buttons"
+        );
         assert_eq!(err.code, "billing.no_gpu_unavailable");
     }
 }
