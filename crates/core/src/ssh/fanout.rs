@@ -56,8 +56,8 @@ impl<'a> FanOut<'a> {
     /// The command for the exec channel: the fan-out script under `sh -c`, so it is read by a
     /// POSIX shell whatever the login shell is. Each command itself runs the way a channel of its
     /// own would run it: `$SHELL -c` (or `bash -lc` for a login shell), stdin empty. Every frame
-    /// piece is a file written by a shell builtin and one `cat` prints them all: on a busy
-    /// instance each process started costs more than the commands themselves.
+    /// piece is a file written by a shell builtin and one `cat` prints them all, so small outputs
+    /// leave in a single write and no process is started per frame.
     pub(crate) fn command(&self) -> CommandSpec {
         let marker = self.marker();
         let count = self.specs.len();
