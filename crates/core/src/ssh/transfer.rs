@@ -20,7 +20,8 @@ use super::upload::{upload_file, TWO_LANES_FROM};
 use super::SshError;
 use crate::target::CommandSpec;
 
-const CHUNK: usize = 1024 * 1024;
+/// Local reads and writes move this much at a time.
+pub(crate) const CHUNK: usize = 1024 * 1024;
 
 /// One file of a transfer: where it comes from and goes to, and its size.
 pub(crate) struct Planned {

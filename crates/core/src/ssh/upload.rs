@@ -16,10 +16,9 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::sftp::{ProgressThrottle, BYTES_IN_FLIGHT};
-use super::transfer::{local_error, sftp_error, within, Copied, Planned};
+use super::transfer::{local_error, sftp_error, within, Copied, Planned, CHUNK};
 use super::SshError;
 
-const CHUNK: usize = 1024 * 1024;
 /// One SFTP write request's worth of data.
 const ACK_SLICE: usize = 256 * 1024;
 /// Files from this size on are sent over two channels when a second one is free. Large enough
@@ -109,27 +108,18 @@ pub(crate) async fn upload_file(
     let rate = sent as f64 / started.elapsed().as_secs_f64().max(0.001);
     let drain = sent.min(BYTES_IN_FLIGHT * lanes.len() as u64) as f64 / rate.max(1.0);
     let allowance = stall + Duration::from_secs_f64((drain * 2.0).min(3600.0));
-    let closing = lanes.iter_mut().map(|remote| remote.shutdown());
-    for closed in within_all(allowance, &file.remote, closing).await? {
-        closed.map_err(|err| sftp_error(&file.remote, err))?;
-    }
+    let closing = futures::future::join_all(lanes.iter_mut().map(|remote| remote.shutdown()));
+    within(allowance, &file.remote, async {
+        closing
+            .await
+            .into_iter()
+            .collect::<std::io::Result<Vec<()>>>()
+    })
+    .await?;
     Ok(Copied {
         sha256: hex::encode(hasher.finalize()),
         resumed: start,
     })
-}
-
-async fn within_all<F: std::future::Future>(
-    limit: Duration,
-    path: &str,
-    operations: impl Iterator<Item = F>,
-) -> Result<Vec<F::Output>, SshError> {
-    tokio::time::timeout(limit, futures::future::join_all(operations))
-        .await
-        .map_err(|_| SshError::TransferStalled {
-            path: path.to_owned(),
-            after: limit,
-        })
 }
 
 /// Open the remote file for writing; `fresh` creates or empties it (only the first channel
