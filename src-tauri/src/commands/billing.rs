@@ -25,19 +25,10 @@ pub struct FormError {
 
 impl From<BillingError> for FormError {
     fn from(err: BillingError) -> Self {
-        let field = match &err {
-            BillingError::InvalidPrice { field, .. }
-            | BillingError::NegativeAmount { field, .. }
-            | BillingError::InvalidInput { field, .. } => Some(*field),
-            BillingError::UnknownCurrency { .. } => Some("currency"),
-            BillingError::UnknownProvider { .. } => Some("provider"),
-            BillingError::DuplicateName { .. } => Some("name"),
-            _ => None,
-        };
         Self {
             code: err.code().to_owned(),
             message: err.to_string(),
-            field: field.map(str::to_owned),
+            field: err.field().map(str::to_owned),
         }
     }
 }

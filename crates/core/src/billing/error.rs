@@ -79,3 +79,19 @@ impl Coded for BillingError {
         !matches!(self, Self::Store(_))
     }
 }
+
+impl BillingError {
+    /// The input the error is about (`name`, `price_per_gpu_hour`, `currency`, …), so a form can
+    /// show it next to that field; `None` when it concerns the request as a whole.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            Self::InvalidPrice { field, .. }
+            | Self::NegativeAmount { field, .. }
+            | Self::InvalidInput { field, .. } => Some(field),
+            Self::UnknownCurrency { .. } => Some("currency"),
+            Self::UnknownProvider { .. } => Some("provider"),
+            Self::DuplicateName { .. } => Some("name"),
+            _ => None,
+        }
+    }
+}
