@@ -91,3 +91,8 @@ export async function openInBrowser(url: string): Promise<void> {
     throw new BackendError({ code: UNEXPECTED_CODE, message: String(thrown) })
   }
 }
+
+/** A failure only fixed by connecting again (new port or password, no target yet, changed key). */
+export function needsConnect(code: string): boolean {
+  return code === 'connect.no_target' || (code.startsWith('ssh.') && !['ssh.command_timeout', 'ssh.channel'].includes(code))
+}

@@ -186,8 +186,3 @@ export function hintKey(code: string, method: AuthMethod): string | null {
   if (mayBeBooting(code)) return 'connect.hint.not_ready'
   return null
 }
-
-/** A failure only fixed by connecting again (new port or password, no target yet, changed key). */
-export function needsConnect(code: string): boolean {
-  return code === 'connect.no_target' || (code.startsWith('ssh.') && !['ssh.command_timeout', 'ssh.channel'].includes(code))
-}

@@ -3,7 +3,7 @@ import type { ConnectPlan } from '../../bindings/ConnectPlan'
 import type { StepEvent } from '../../bindings/StepEvent'
 import type { TestReport } from '../../bindings/TestReport'
 import { BackendError } from '../../backend/ipc'
-import { ConnectFlow, hintKey, missingFields, needsConnect, planFrom, StepBoard, type LoginForm } from './flow.svelte'
+import { ConnectFlow, hintKey, missingFields, planFrom, StepBoard, type LoginForm } from './flow.svelte'
 
 const form: LoginForm = {
   sshCommand: '  ssh -p 2222 root@gpu.example  ',
@@ -191,14 +191,5 @@ describe('hintKey', () => {
     expect(hintKey('ssh.auth_failed', 'generate')).toBe('connect.hint.auth_failed_key')
     expect(hintKey('ssh.refused', 'key')).toBe('connect.hint.not_ready')
     expect(hintKey('ssh.host_key_revoked', 'key')).toBeNull()
-  })
-})
-
-describe('needsConnect', () => {
-  it('sends the user back to Connect for login and reachability failures, not for a slow command', () => {
-    for (const code of ['connect.no_target', 'ssh.auth_failed', 'ssh.refused', 'ssh.host_key_changed']) {
-      expect(needsConnect(code), code).toBe(true)
-    }
-    for (const code of ['ssh.command_timeout', 'verify.cancelled', 'store.query']) expect(needsConnect(code), code).toBe(false)
   })
 })
