@@ -17,7 +17,7 @@ APT_PACKAGES := build-essential pkg-config libssl-dev libsqlite3-dev libwebkit2g
 APP_BIN := target/debug/leasehold-app
 CLI_BIN := target/debug/leasehold
 
-.PHONY: run test deps apt-deps ui-deps tools ui build lint fmt-check clippy core-is-tauri-free \
+.PHONY: help check unit-test makefile-check run test deps apt-deps ui-deps tools ui build fmt-check clippy core-is-tauri-free \
 	bindings bindings-check rust-test ui-test e2e bench bundle fuzz clean
 
 ## run: install what is missing, build, open the app
@@ -25,11 +25,28 @@ run: deps build
 	$(APP_BIN)
 
 ## test: install what is missing, run every check and test
-test: deps ui fmt-check core-is-tauri-free clippy bindings-check rust-test ui-test e2e
+test: deps ui makefile-check fmt-check core-is-tauri-free clippy bindings-check rust-test ui-test e2e
 	@echo "make test: all checks passed"
 
+## check: the fast loop while you work: fmt, clippy, unit tests, UI check and vitest (no e2e, no sshd)
+check: ui-deps ui makefile-check fmt-check clippy unit-test ui-test
+	@echo "make check: passed (make test also runs the integration and GUI tests)"
+
+## help: list the targets and what each does
+help:
+	@awk -F': ' '/^## [a-z-]+: / { sub(/^## /, ""); printf "  %-20s %s\n", $$1, substr($$0, length($$1) + 3) }' $(MAKEFILE_LIST)
+
+## makefile-check: fail when a target in .PHONY has no "## target: what it does" line
+makefile-check:
+	@missing=""; for target in $$(awk '/^\.PHONY:/ { on = 1 } on { print } on && !/\\$$/ { on = 0 }' $(MAKEFILE_LIST) | sed 's/^\.PHONY://; s/\\//g'); do \
+	  grep -q "^## $$target: " $(MAKEFILE_LIST) || missing="$$missing $$target"; \
+	done; \
+	if [ -n "$$missing" ]; then echo "undocumented make targets:$$missing (add '## target: what it does' above each)"; exit 1; fi
+
+## deps: install the apt packages, npm packages and tauri-driver that are missing
 deps: apt-deps ui-deps tools
 
+## apt-deps: install the Debian/Ubuntu packages the build and the tests need
 apt-deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -40,6 +57,7 @@ apt-deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+## ui-deps: npm ci in ui/ when package-lock.json changed
 ui-deps: ui/node_modules/.package-lock.json
 
 ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
@@ -47,22 +65,28 @@ ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
 	@touch $@
 
 # tauri-driver bridges WebDriver clients to WebKitWebDriver; installed into .tools only when absent.
+## tools: install tauri-driver into .tools when it is not on PATH
 tools:
 	@command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --root $(TOOLS)
 
+## ui: build the web UI into ui/dist (the app embeds it)
 ui: ui-deps
 	cd ui && npm run build
 
+## build: build the app and the CLI (debug)
 build: ui
 	cargo build --workspace
 
+## fmt-check: fail when cargo fmt would change a file
 fmt-check:
 	cargo fmt --all -- --check
 
+## clippy: clippy on every crate and target, warnings are errors
 clippy: ui
 	cargo clippy --workspace --all-targets -- -D warnings
 
 # The domain must never learn about Tauri: fail if leasehold-core pulls it in at any depth.
+## core-is-tauri-free: fail when leasehold-core depends on Tauri at any depth
 core-is-tauri-free:
 	@if cargo tree -p leasehold-core -e normal --prefix none | grep -E '^(tauri|tauri-[a-z-]+) v' ; then \
 	  echo "leasehold-core depends on Tauri; keep the domain free of it"; exit 1; \
@@ -71,10 +95,12 @@ core-is-tauri-free:
 # TypeScript types for everything that crosses IPC are generated from Rust (ts-rs) and committed;
 # .cargo/config.toml points TS_RS_EXPORT_DIR at ui/src/lib/bindings. The app crate embeds ui/dist,
 # hence `ui` first.
+## bindings: regenerate the TypeScript types in ui/src/lib/bindings from Rust
 bindings: ui
 	rm -rf ui/src/lib/bindings
 	cargo test --workspace --lib export_bindings -- --quiet
 
+## bindings-check: fail when the committed TypeScript types are stale
 bindings-check: bindings
 	@git add -N ui/src/lib/bindings 2>/dev/null || true
 	@if ! git diff --quiet -- ui/src/lib/bindings; then \
@@ -82,6 +108,7 @@ bindings-check: bindings
 	  echo "ui/src/lib/bindings is stale: run 'make bindings' and commit the result"; exit 1; \
 	fi
 
+## rust-test: every Rust test (unit, integration with real sshd and fake GPU hosts)
 rust-test: ui
 	@if command -v cargo-nextest >/dev/null; then \
 	  cargo nextest run --workspace --no-fail-fast; \
@@ -89,21 +116,35 @@ rust-test: ui
 	  cargo test --workspace --no-fail-fast; \
 	fi
 
+## ui-test: svelte-check, tsc and vitest
 ui-test: ui-deps
 	cd ui && npm run check && npx vitest run
 
+## unit-test: the Rust unit tests only (no sshd, no fake hosts): seconds, not minutes
+unit-test: ui
+	@if command -v cargo-nextest >/dev/null; then \
+	  cargo nextest run --workspace --lib --bins --no-fail-fast; \
+	else \
+	  cargo test --workspace --lib --bins --no-fail-fast; \
+	fi
+
+## e2e: the GUI tests through WebDriver under Xvfb
 e2e: build tools
 	bash tests/e2e/run.sh
 
+## bench: benchmarks, printed as ratios against a baseline run in the same script
 bench: deps build
 	bash tests/bench/run.sh
 
+## bundle: build a .deb
 bundle: deps ui
 	./ui/node_modules/.bin/tauri build --bundles deb
 
+## fuzz: bounded fuzzing of the parsers
 fuzz:
 	bash tests/fuzz/run.sh
 
+## clean: remove cargo build output and ui/dist
 clean:
 	cargo clean
 	rm -rf ui/dist
