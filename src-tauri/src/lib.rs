@@ -1,12 +1,70 @@
 //! The desktop shell: window, state and thin commands. Every decision lives in leasehold-core.
 
-mod cancel;
 mod commands;
 mod logging;
 mod state;
 
 use state::AppState;
 use tauri::Manager;
+
+/// Every command the UI may call, in one list: it makes the invoke handler and the names exported
+/// to the UI (`ui/src/lib/bindings/commands.ts`, `make bindings`), so renaming or dropping a
+/// command fails the UI's type check, and `every_command_the_ui_calls_is_registered` fails too.
+macro_rules! app_commands {
+    ($($area:ident :: $name:ident),* $(,)?) => {
+        /// The registered commands' names, as the UI passes them to `invoke`.
+        pub const COMMAND_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        fn invoke_handler<R: tauri::Runtime>(
+        ) -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+            tauri::generate_handler![$(commands::$area::$name),*]
+        }
+    };
+}
+
+app_commands![
+    app::app_info,
+    settings::load_preferences,
+    settings::save_preferences,
+    settings::load_draft,
+    settings::save_draft,
+    settings::clear_draft,
+    billing::provider_presets,
+    billing::currencies,
+    billing::validate_rental,
+    billing::add_rental,
+    billing::list_rentals,
+    billing::rental_detail,
+    billing::record_power,
+    billing::forecast_rental,
+    billing::estimate_cost,
+    billing::rent_vs_buy,
+    catalog::estimate_vram,
+    catalog::recommend_gpus,
+    catalog::choose_torch_wheel,
+    catalog::gpu_catalog,
+    catalog::model_presets,
+    catalog::local_gpus,
+    ssh::connect_choices,
+    ssh::connect_preview,
+    ssh::connect_generate_key,
+    ssh::connect_test,
+    ssh::connect_saved_target,
+    ssh::connect_status,
+    ssh::connect_disconnect,
+    ssh::terminal_open,
+    ssh::terminal_write,
+    ssh::terminal_resize,
+    ssh::terminal_close,
+    ssh::forward_open,
+    ssh::forward_list,
+    ssh::forward_close,
+    verify::verify_run,
+    verify::verify_cancel,
+    verify::verify_history,
+    verify::verify_load,
+    catalog::earlier_prices,
+];
 
 pub fn run() {
     let log_dir = leasehold_core::paths::log_dir();
@@ -34,53 +92,85 @@ pub fn run() {
             app.manage(state);
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::app::app_info,
-            commands::settings::load_preferences,
-            commands::settings::save_preferences,
-            commands::settings::load_draft,
-            commands::settings::save_draft,
-            commands::settings::clear_draft,
-            commands::billing::provider_presets,
-            commands::billing::currencies,
-            commands::billing::validate_rental,
-            commands::billing::add_rental,
-            commands::billing::list_rentals,
-            commands::billing::rental_detail,
-            commands::billing::record_power,
-            commands::billing::forecast_rental,
-            commands::billing::estimate_cost,
-            commands::billing::rent_vs_buy,
-            commands::catalog::estimate_vram,
-            commands::catalog::recommend_gpus,
-            commands::catalog::choose_torch_wheel,
-            commands::catalog::gpu_catalog,
-            commands::catalog::model_presets,
-            commands::catalog::local_gpus,
-            commands::ssh::connect_choices,
-            commands::ssh::connect_preview,
-            commands::ssh::connect_generate_key,
-            commands::ssh::connect_test,
-            commands::ssh::connect_saved_target,
-            commands::ssh::connect_status,
-            commands::ssh::connect_disconnect,
-            commands::ssh::terminal_open,
-            commands::ssh::terminal_write,
-            commands::ssh::terminal_resize,
-            commands::ssh::terminal_close,
-            commands::ssh::forward_open,
-            commands::ssh::forward_list,
-            commands::ssh::forward_close,
-            commands::verify::verify_run,
-            commands::verify::verify_cancel,
-            commands::verify::verify_history,
-            commands::verify::verify_load,
-            commands::catalog::earlier_prices,
-        ])
+        .invoke_handler(invoke_handler())
         .run(tauri::generate_context!())
         .unwrap_or_else(|err| {
             tracing::error!(%err, "could not start");
             eprintln!("Leasehold could not start: {err}");
             std::process::exit(1);
         });
+}
+
+#[cfg(test)]
+mod command_names {
+    use std::path::{Path, PathBuf};
+
+    use super::COMMAND_NAMES;
+
+    fn ui_sources(dir: &Path, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir)
+            .expect("ui/src is readable")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                ui_sources(&path, found);
+            } else if path
+                .extension()
+                .is_some_and(|ext| ext == "ts" || ext == "svelte")
+            {
+                found.push(path);
+            }
+        }
+    }
+
+    /// The TypeScript list of command names the UI's `call` accepts; regenerated with the other
+    /// bindings, checked by `make bindings-check`.
+    #[test]
+    fn export_bindings_command_names() {
+        let dir = std::env::var("TS_RS_EXPORT_DIR").expect("set in .cargo/config.toml");
+        let mut text = String::from(
+            "// Generated from the commands registered in src-tauri/src/lib.rs (`make bindings`). Do not edit.\n\n\
+             export const COMMANDS = [\n",
+        );
+        for name in COMMAND_NAMES {
+            text.push_str(&format!("  '{name}',\n"));
+        }
+        text.push_str("] as const\n\nexport type Command = (typeof COMMANDS)[number]\n");
+        std::fs::create_dir_all(&dir).expect("bindings folder");
+        std::fs::write(Path::new(&dir).join("commands.ts"), text).expect("writes commands.ts");
+    }
+
+    #[test]
+    fn every_command_the_ui_calls_is_registered() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src");
+        let mut files = Vec::new();
+        ui_sources(&root, &mut files);
+        let call =
+            regex::Regex::new(r#"\b(?:call|invoke)\s*(?:<[^(]*?>)?\(\s*['"]([A-Za-z0-9_]+)['"]"#)
+                .expect("valid pattern");
+        let mut called = Vec::new();
+        for file in files
+            .iter()
+            .filter(|f| !f.to_string_lossy().contains("/bindings/"))
+        {
+            let text = std::fs::read_to_string(file).expect("readable");
+            for found in call.captures_iter(&text) {
+                called.push((found[1].to_owned(), file.clone()));
+            }
+        }
+        assert!(
+            called.len() >= 30,
+            "the UI's calls were found (only {} seen): the pattern no longer matches ui/src/lib/backend",
+            called.len()
+        );
+        let unknown: Vec<_> = called
+            .iter()
+            .filter(|(name, _)| !COMMAND_NAMES.contains(&name.as_str()))
+            .collect();
+        assert!(
+            unknown.is_empty(),
+            "the UI calls commands the app does not register: {unknown:?}"
+        );
+    }
 }

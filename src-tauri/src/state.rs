@@ -7,9 +7,8 @@ use chrono::{DateTime, Utc};
 use leasehold_core::connect::LiveTargets;
 use leasehold_core::ssh::{ConnectOptions, SshTarget};
 use leasehold_core::store::{Store, StoreError};
-use leasehold_core::ApiError;
-
-use crate::cancel::Cancellable;
+use leasehold_core::verify::RunningChecks;
+use leasehold_core::{ApiError, Clock, SystemClock};
 
 /// Set this to use another database file (tests, a second profile); the CLI's `--db` twin.
 pub const DB_ENV: &str = "LEASEHOLD_DB";
@@ -21,7 +20,9 @@ pub struct AppState {
     /// Open SSH connections by instance, shared by Verify, terminals and port forwards.
     pub live: LiveTargets,
     /// Verify runs the UI can stop, by instance.
-    pub checks: Cancellable,
+    pub checks: RunningChecks,
+    /// Where every command's "now" comes from.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl AppState {
@@ -39,7 +40,8 @@ impl AppState {
             db_path,
             log_dir,
             live: LiveTargets::default(),
-            checks: Cancellable::default(),
+            checks: RunningChecks::default(),
+            clock: Arc::new(SystemClock),
         })
     }
 
@@ -52,9 +54,9 @@ impl AppState {
             .map_err(|err| ApiError::from(StoreError::from(err)))
     }
 
-    /// The clock commands read; the ledger itself always takes time as an argument.
+    /// "Now" for a command: read once from the clock and handed to core, which never reads it.
     pub fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        self.clock.now()
     }
 
     /// The open connection of `instance`, dialling its saved target when there is none.

@@ -3,15 +3,14 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use chrono::Utc;
-use leasehold_core::billing::ledger;
 use leasehold_core::store::Store;
+use leasehold_core::Clock;
 
 use clap::Args;
 use leasehold_core::catalog::estimate::{Estimate, MemoryParts, Note};
 use leasehold_core::catalog::recommend::Candidate;
 use leasehold_core::catalog::{
-    estimate, merge_prices, prices_from_rentals, recommend, EstimateRequest, Optimizer, Precision,
+    earlier_prices, estimate, merge_prices, recommend, EstimateRequest, Optimizer, Precision,
     PriceEntry, PriceOrigin, RecommendRequest, Task,
 };
 use rust_decimal::Decimal;
@@ -240,7 +239,7 @@ fn rental_prices(db: &Path) -> Vec<PriceEntry> {
     }
     let read = async {
         let store = Store::open(db).await?;
-        ledger::list(&store, Utc::now()).await
+        earlier_prices(&store, crate::ledger::CLOCK.now()).await
     };
     let result = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -248,7 +247,7 @@ fn rental_prices(db: &Path) -> Vec<PriceEntry> {
         .map_err(|err| err.to_string())
         .and_then(|runtime| runtime.block_on(read).map_err(|err| err.to_string()));
     match result {
-        Ok(rentals) => prices_from_rentals(&rentals),
+        Ok(prices) => prices,
         Err(err) => {
             eprintln!(
                 "warning: could not read earlier rentals' prices from {}: {err}",

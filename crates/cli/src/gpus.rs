@@ -6,8 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use leasehold_core::catalog::sourced::sources;
 use leasehold_core::catalog::{
-    choose_torch_wheel, detect_local_gpus, estimate, gpus, local_gpu_report, Task,
-    TorchWheelRequest,
+    check_local_gpus, choose_torch_wheel, gpus, Task, TorchWheelRequest,
 };
 use serde::Serialize;
 
@@ -92,15 +91,11 @@ pub fn run_gpus(args: &GpusArgs) -> ExitCode {
 
 pub fn run_local_gpu(args: &LocalGpuArgs) -> ExitCode {
     let wants_fit = args.model.params.is_some() || args.model.model.is_some();
-    let estimate = if wants_fit {
-        match estimate(&args.model.request(args.task)) {
-            Ok(e) => Some(e),
-            Err(err) => return fail(&err),
-        }
-    } else {
-        None
+    let request = wants_fit.then(|| args.model.request(args.task));
+    let report = match check_local_gpus(request.as_ref()) {
+        Ok(report) => report,
+        Err(err) => return fail(&err),
     };
-    let report = local_gpu_report(&detect_local_gpus(), estimate.as_ref());
     if args.json {
         return print_json(&report);
     }

@@ -8,14 +8,18 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use leasehold_core::billing::{presets, rules::parse_decimal, BillingError};
 use leasehold_core::store::Store;
+use leasehold_core::{Clock, SystemClock};
 use rust_decimal::Decimal;
 
 use crate::output;
 
-/// `--at TIME` (RFC 3339), or the wall clock when absent: the one place the CLI reads the clock.
+/// The CLI's clock: every command that needs "now" reads it here (or takes `--at`).
+pub const CLOCK: SystemClock = SystemClock;
+
+/// `--at TIME` (RFC 3339), or [`CLOCK`] when absent.
 pub fn time_or_now(flag: &str, text: Option<&str>) -> Result<DateTime<Utc>, ExitCode> {
     match text {
-        None => Ok(Utc::now()),
+        None => Ok(CLOCK.now()),
         Some(text) => parse_time(flag, text),
     }
 }

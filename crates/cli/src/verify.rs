@@ -4,14 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use leasehold_core::diagnose::{DiagnoseContext, Finding, Lang, Severity};
+use leasehold_core::diagnose::{Finding, Lang, Severity};
 use leasehold_core::probe::{BatteryOptions, ProbeEvent, ProbeId, ProbeOutcome};
 use leasehold_core::ssh::{ConnectRequest, Secret};
 use leasehold_core::store::Store;
 use leasehold_core::target::LocalTarget;
 use leasehold_core::verify::history::{self, RecordedRun};
-use leasehold_core::verify::{self, VerifyError, VerifyReport};
+use leasehold_core::verify::{self, CheckRequest, Checked, VerifyError, VerifyReport};
+use leasehold_core::Clock;
 
+use crate::ledger::CLOCK;
 use crate::output;
 
 #[derive(clap::Args)]
@@ -38,7 +40,8 @@ pub struct VerifyArgs {
     /// Also run the matmul stress test (about 10 s per GPU).
     #[arg(long)]
     stress: bool,
-    /// GPUs the rental promised; fewer visible is reported.
+    /// GPUs the rental promised; fewer visible is reported. Default: the count recorded for
+    /// --instance, if given.
     #[arg(long)]
     expect_gpus: Option<u32>,
     /// Leave out a probe (system, gpu, python, conda, torch, docker, ollama, network).
@@ -82,9 +85,10 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
         },
         None => None,
     };
-    let context = DiagnoseContext {
+    let request = CheckRequest {
+        options,
         lang,
-        expected_gpu_count: args.expect_gpus,
+        expected_gpus: args.expect_gpus,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -107,11 +111,12 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
             Err(err) => return output::fail(&err),
         }
     };
+    let instance = args.instance.as_deref();
     let result = runtime.block_on(async {
-        let now = chrono::Utc::now();
+        let now = CLOCK.now();
         match &args.ssh {
             Some(command) => {
-                let request = ConnectRequest {
+                let connect = ConnectRequest {
                     ssh_command: command.clone(),
                     identity_files: args.identity.clone(),
                     known_hosts: args.known_hosts.clone(),
@@ -120,29 +125,47 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
                     connect_timeout: None,
                     boot_wait: std::time::Duration::ZERO,
                 };
-                let target = request.connect().await.map_err(VerifyError::from)?;
-                let report = verify::verify(&target, &options, &context, &sink, now).await;
+                let target = connect.connect().await.map_err(VerifyError::from)?;
+                let checked = verify::check_and_record(
+                    &target,
+                    store.as_ref(),
+                    instance,
+                    &request,
+                    &sink,
+                    now,
+                )
+                .await;
                 target.disconnect().await;
-                report
+                checked
             }
-            None => verify::verify(&LocalTarget, &options, &context, &sink, now).await,
+            None => {
+                verify::check_and_record(
+                    &LocalTarget,
+                    store.as_ref(),
+                    instance,
+                    &request,
+                    &sink,
+                    now,
+                )
+                .await
+            }
         }
     });
-    let report = match result {
-        Ok(report) => report,
+    if let Some(store) = store {
+        runtime.block_on(store.close());
+    }
+    let Checked { report, recorded } = match result {
+        Ok(checked) => checked,
         Err(err) => return output::fail(&err),
     };
-    let recorded = store.and_then(|store| {
-        let recorded = runtime.block_on(history::record(&store, args.instance.as_deref(), &report));
-        runtime.block_on(store.close());
-        match recorded {
-            Ok(recorded) => Some(recorded),
-            Err(err) => {
-                esay!("warning: the run was not saved: {err}");
-                None
-            }
+    let recorded = match recorded {
+        Some(Err(err)) => {
+            esay!("warning: the run was not saved: {err}");
+            None
         }
-    });
+        Some(Ok(recorded)) => Some(recorded),
+        None => None,
+    };
     if args.json {
         return output::print_json(&report);
     }

@@ -17,6 +17,7 @@ use leasehold_core::ssh::{
     parse_ssh_command, ConnectOptions, Credentials, Destination, KeyFile, KnownHosts, SshTarget,
 };
 use leasehold_core::target::LocalTarget;
+use leasehold_core::{Clock, SystemClock};
 use leasehold_testkit::delay_link::DelayLink;
 use leasehold_testkit::{ClientKey, SshdOptions, TestHost};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -118,7 +119,7 @@ async fn remote_run(sshd: &TestHost, known_hosts: &Path, options: &BatteryOption
         .await
         .map_err(|e| e.to_string())?;
     let handshake = started.elapsed();
-    let facts = run_battery(&target, options, &NoProgress, chrono::Utc::now())
+    let facts = run_battery(&target, options, &NoProgress, SystemClock.now())
         .await
         .map_err(|e| e.to_string())?;
     let battery = started.elapsed() - handshake;
@@ -203,14 +204,9 @@ async fn run(one_way: Duration, repeat: usize) -> Result<()> {
         );
         last = Some(run.facts);
         let started = Instant::now();
-        let facts = run_battery(
-            &LocalTarget,
-            &local_options,
-            &NoProgress,
-            chrono::Utc::now(),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+        let facts = run_battery(&LocalTarget, &local_options, &NoProgress, SystemClock.now())
+            .await
+            .map_err(|e| e.to_string())?;
         local.push(started.elapsed());
         println!(
             "  this computer: battery {}, slowest probe {}",

@@ -5,6 +5,7 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod clock;
 pub mod connect;
 pub mod diagnose;
 pub mod error;
@@ -17,4 +18,5 @@ pub mod store;
 pub mod target;
 pub mod verify;
 
+pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ApiError, Coded};

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 use leasehold_core::connect::{
     load_target, test_and_save, AuthChoice, ConnectPlan, ConnectionCheck, LiveTargets,
 };
@@ -332,7 +332,7 @@ async fn an_unknown_rental_fails_before_dialling() {
         "no-such-rental",
         &wizard.key_plan(None),
         wizard.options(),
-        Utc::now(),
+        DateTime::UNIX_EPOCH,
     )
     .await
     .expect_err("unknown rental");

@@ -15,6 +15,7 @@ use leasehold_core::probe::nvidia_smi::NvidiaSmiStatus;
 use leasehold_core::probe::{BatteryOptions, NoProgress, ProbeEvent, ProbeId, ProbeOutcome};
 use leasehold_core::target::{LocalTarget, Target};
 use leasehold_core::verify::{self, VerifyReport};
+use leasehold_core::{Clock, SystemClock};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn fake_hosts() -> PathBuf {
@@ -75,7 +76,7 @@ async fn run(
         lang: Lang::En,
         expected_gpu_count: expected_gpus,
     };
-    verify::verify(target, options, &context, &NoProgress, chrono::Utc::now())
+    verify::verify(target, options, &context, &NoProgress, SystemClock.now())
         .await
         .expect("the battery runs")
 }
@@ -229,7 +230,7 @@ async fn the_stress_test_measures_the_fake_matmul_and_runs_after_the_other_probe
         }
     };
     let context = DiagnoseContext::new(Lang::En);
-    let report = verify::verify(&LocalTarget, &options, &context, &sink, chrono::Utc::now())
+    let report = verify::verify(&LocalTarget, &options, &context, &sink, SystemClock.now())
         .await
         .expect("runs");
     let started = order.lock().expect("lock").clone();
@@ -299,5 +300,80 @@ async fn over_sshd_the_five_reference_hosts_give_their_findings() {
             .any(|e| e.contains("pid 999999") && e.contains("not visible here")),
         "the holder is not in this PID namespace: {:?}",
         busy.evidence
+    );
+}
+
+/// The sequence the CLI and the app share: the GPUs the rental promised come from the ledger when
+/// the run is kept under an instance, and each run is stored with what changed since the last.
+#[tokio::test]
+async fn a_run_kept_under_a_rental_checks_the_gpus_it_promised_and_joins_its_history() {
+    use leasehold_core::billing::{ledger, BillingRules, NewInstance};
+    use leasehold_core::store::Store;
+    use leasehold_core::verify::{CheckRequest, Checked};
+
+    let store = Store::open_in_memory().await.expect("in-memory store");
+    let at = chrono::DateTime::UNIX_EPOCH;
+    let rental = NewInstance {
+        name: "eight-4090".into(),
+        provider: "custom".into(),
+        region: None,
+        gpu_model: "RTX 4090".into(),
+        currency: "CNY".into(),
+        notes: None,
+        planned_hours: None,
+        budget: None,
+        rules: BillingRules::simple("2.5".parse().expect("decimal"), 8),
+    };
+    ledger::add_instance(&store, &rental, at)
+        .await
+        .expect("records");
+    let index = loopback_index().await;
+    let request = CheckRequest {
+        options: options(&fake_hosts(), "healthy-4090", &index, GPU_ONLY),
+        lang: Lang::En,
+        expected_gpus: None,
+    };
+    let check = || {
+        verify::check_and_record(
+            &LocalTarget,
+            Some(&store),
+            Some("eight-4090"),
+            &request,
+            &NoProgress,
+            at,
+        )
+    };
+    let Checked { report, recorded } = check().await.expect("runs");
+    assert_eq!(
+        gpu_codes(&report),
+        ["gpu.count_mismatch"],
+        "one GPU visible, eight rented: {:#?}",
+        report.findings
+    );
+    let first = recorded.expect("a store was given").expect("recorded");
+    assert_eq!(
+        first.changes, None,
+        "the first run has nothing to compare with"
+    );
+
+    let Checked { recorded, .. } = check().await.expect("runs again");
+    let second = recorded.expect("a store was given").expect("recorded");
+    assert!(
+        second.changes.is_some(),
+        "the second run of the same rental is compared with the first"
+    );
+
+    let without_store =
+        verify::check_and_record(&LocalTarget, None, None, &request, &NoProgress, at)
+            .await
+            .expect("runs");
+    assert!(
+        without_store.recorded.is_none(),
+        "nothing kept without a store"
+    );
+    assert_eq!(
+        gpu_codes(&without_store.report),
+        Vec::<&str>::new(),
+        "no rental, no promise to check"
     );
 }

@@ -1,37 +1,15 @@
 //! The rental ledger (core `billing`): record rentals and power changes, read bills, estimate.
-//! Every command reads the clock once and hands it to core, which never reads it itself.
+//! Every command reads the clock once and hands it to core, which never reads it itself. A
+//! refused form comes back as `ApiError` with the field it belongs next to.
 
 use chrono::{DateTime, Utc};
 use leasehold_core::billing::{
-    self, ledger, BillingError, CostEstimate, EstimateInput, Forecast, InstanceDetail,
-    InstanceSummary, NewInstance, PowerAction, ProviderPreset, RentVsBuy, RentVsBuyInput,
+    self, ledger, CostEstimate, EstimateInput, Forecast, InstanceDetail, InstanceSummary,
+    NewInstance, PowerAction, ProviderPreset, RentVsBuy, RentVsBuyInput,
 };
-use leasehold_core::{ApiError, Coded};
-use serde::Serialize;
-use ts_rs::TS;
+use leasehold_core::ApiError;
 
 use crate::state::AppState;
-
-/// A refused form: `{code, message}` plus the field it is about, so the UI can show the message
-/// next to that field.
-#[derive(Debug, Serialize, TS)]
-#[ts(export)]
-pub struct FormError {
-    pub code: String,
-    pub message: String,
-    /// The form field (`name`, `price_per_gpu_hour`, `gpu_count`, …); `null` for the whole form.
-    pub field: Option<String>,
-}
-
-impl From<BillingError> for FormError {
-    fn from(err: BillingError) -> Self {
-        Self {
-            code: err.code().to_owned(),
-            message: err.to_string(),
-            field: err.field().map(str::to_owned),
-        }
-    }
-}
 
 #[tauri::command]
 #[tracing::instrument]
@@ -48,7 +26,7 @@ pub fn currencies() -> Vec<&'static str> {
 /// Every check that needs no database, run as the user steps through the form.
 #[tauri::command]
 #[tracing::instrument(skip_all, err(Debug))]
-pub fn validate_rental(rental: NewInstance) -> Result<(), FormError> {
+pub fn validate_rental(rental: NewInstance) -> Result<(), ApiError> {
     rental.validate().map(drop).map_err(Into::into)
 }
 
@@ -57,7 +35,7 @@ pub fn validate_rental(rental: NewInstance) -> Result<(), FormError> {
 pub async fn add_rental(
     state: tauri::State<'_, AppState>,
     rental: NewInstance,
-) -> Result<InstanceSummary, FormError> {
+) -> Result<InstanceSummary, ApiError> {
     Ok(ledger::add_instance(&state.store, &rental, state.now()).await?)
 }
 
@@ -100,49 +78,12 @@ pub async fn forecast_rental(
 
 #[tauri::command]
 #[tracing::instrument(skip_all, err(Debug))]
-pub fn estimate_cost(input: EstimateInput) -> Result<CostEstimate, FormError> {
+pub fn estimate_cost(input: EstimateInput) -> Result<CostEstimate, ApiError> {
     billing::estimate(&input).map_err(Into::into)
 }
 
 #[tauri::command]
 #[tracing::instrument(skip_all, err(Debug))]
-pub fn rent_vs_buy(input: RentVsBuyInput) -> Result<RentVsBuy, FormError> {
+pub fn rent_vs_buy(input: RentVsBuyInput) -> Result<RentVsBuy, ApiError> {
     billing::rent_vs_buy(&input).map_err(Into::into)
-}
-
-#[cfg(test)]
-mod tests {
-    use rust_decimal::Decimal;
-
-    use super::*;
-
-    #[test]
-    fn a_refused_value_names_the_field_the_ui_shows_it_next_to() {
-        let err = FormError::from(BillingError::InvalidPrice {
-            field: "price_per_gpu_hour",
-            value: Decimal::ZERO,
-        });
-        assert_eq!(err.code, "billing.invalid_price");
-        assert_eq!(err.field.as_deref(), Some("price_per_gpu_hour"));
-
-        let err = FormError::from(BillingError::UnknownCurrency { code: "CYN".into() });
-        assert_eq!(
-            err.field.as_deref(),
-            Some("currency"),
-            "a currency error belongs next to the currency picker"
-        );
-    }
-
-    #[test]
-    fn a_taken_name_is_shown_next_to_the_name_and_ledger_errors_belong_to_the_whole_form() {
-        let err = FormError::from(BillingError::DuplicateName { name: "a".into() });
-        assert_eq!(err.field.as_deref(), Some("name"));
-
-        let err = FormError::from(BillingError::NoGpuUnavailable);
-        assert_eq!(
-            err.field, None,
-            "not about one field: shown above the buttons"
-        );
-        assert_eq!(err.code, "billing.no_gpu_unavailable");
-    }
 }

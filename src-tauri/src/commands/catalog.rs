@@ -1,6 +1,5 @@
 //! Choose GPU: thin commands over `leasehold_core::catalog`.
 
-use leasehold_core::billing::ledger;
 use leasehold_core::catalog::{
     self, CatalogListing, Estimate, EstimateRequest, LocalGpuReport, ModelShape, PriceEntry,
     RecommendRequest, Recommendation, TorchWheelChoice, TorchWheelRequest,
@@ -42,14 +41,7 @@ pub fn model_presets() -> Vec<ModelShape> {
 #[tauri::command(async)]
 #[instrument(err(Debug))]
 pub fn local_gpus(request: Option<EstimateRequest>) -> Result<LocalGpuReport, ApiError> {
-    let estimate = request
-        .map(|r| catalog::estimate(&r))
-        .transpose()
-        .map_err(ApiError::from)?;
-    Ok(catalog::local_gpu_report(
-        &catalog::detect_local_gpus(),
-        estimate.as_ref(),
-    ))
+    catalog::check_local_gpus(request.as_ref()).map_err(Into::into)
 }
 
 /// Prices paid for earlier rentals (the newest rental per GPU): the recommender's price list
@@ -59,6 +51,5 @@ pub fn local_gpus(request: Option<EstimateRequest>) -> Result<LocalGpuReport, Ap
 pub async fn earlier_prices(
     state: tauri::State<'_, AppState>,
 ) -> Result<Vec<PriceEntry>, ApiError> {
-    let rentals = ledger::list(&state.store, state.now()).await?;
-    Ok(catalog::prices_from_rentals(&rentals))
+    Ok(catalog::earlier_prices(&state.store, state.now()).await?)
 }

@@ -17,7 +17,7 @@ pub async fn save_preferences(
     state: tauri::State<'_, AppState>,
     preferences: Preferences,
 ) -> Result<(), ApiError> {
-    Ok(settings::save_preferences(&mut *state.conn().await?, &preferences).await?)
+    Ok(settings::save_preferences(&mut *state.conn().await?, &preferences, state.now()).await?)
 }
 
 #[tauri::command]
@@ -36,7 +36,7 @@ pub async fn save_draft(
     wizard: String,
     draft: serde_json::Value,
 ) -> Result<(), ApiError> {
-    Ok(settings::save_draft(&mut *state.conn().await?, &wizard, &draft).await?)
+    Ok(settings::save_draft(&mut *state.conn().await?, &wizard, &draft, state.now()).await?)
 }
 
 #[tauri::command]

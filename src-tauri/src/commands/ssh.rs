@@ -2,7 +2,6 @@
 //! reports and terminal output stream through `tauri::ipc::Channel`; secrets come in with a
 //! connect plan and never go back out.
 
-use chrono::Utc;
 use leasehold_core::connect::{
     self, ConnectPlan, DestinationSummary, ForwardRequest, LinkStatus, LoginChoices, SavedTarget,
     TerminalOutput, TestReport,
@@ -48,7 +47,7 @@ pub async fn connect_test(
         ..ConnectOptions::default()
     };
     let mut conn = state.conn().await?;
-    let now = Utc::now();
+    let now = state.now();
     Ok(connect::test_and_save(&mut conn, &state.live, &instance, &plan, options, now).await?)
 }
 

@@ -2,30 +2,19 @@
 //! connection, reports each probe through a channel, can be stopped from the UI, and every run is
 //! kept with what changed since the one before.
 
-use leasehold_core::connect;
 use leasehold_core::diagnose::diff::RunDiff;
-use leasehold_core::diagnose::{DiagnoseContext, Lang};
+use leasehold_core::diagnose::Lang;
 use leasehold_core::probe::{BatteryOptions, ProbeEvent};
 use leasehold_core::verify::history::{self, RecordedRun, RunSummary};
-use leasehold_core::verify::{self, VerifyReport};
+use leasehold_core::verify::{self, VerifyOutcome};
 use leasehold_core::ApiError;
-use serde::Serialize;
 use tauri::ipc::Channel;
 use tracing::instrument;
-use ts_rs::TS;
 
 use crate::state::AppState;
 
 /// How many earlier runs the Verify page lists.
 const HISTORY_LIMIT: u32 = 20;
-
-/// A run as the Verify page shows it: the report, and its place in the instance's history.
-#[derive(Debug, Serialize, TS)]
-#[ts(export)]
-pub struct VerifyOutcome {
-    pub report: VerifyReport,
-    pub run: RecordedRun,
-}
 
 /// Run the checks on `instance`; `stress` adds the matmul stress test. Findings are written in
 /// `lang`. Fails with `verify.cancelled` when stopped with `verify_cancel`.
@@ -38,25 +27,23 @@ pub async fn verify_run(
     lang: Lang,
     on_progress: Channel<ProbeEvent>,
 ) -> Result<VerifyOutcome, ApiError> {
-    let expected_gpu_count =
-        connect::rented_gpu_count(&mut *state.conn().await?, &instance).await?;
-    let target = state.live_target(&instance).await?;
     let mut options = BatteryOptions::default();
     options.stress = stress;
-    let context = DiagnoseContext {
-        lang,
-        expected_gpu_count,
-    };
     let sink = move |event: ProbeEvent| {
         let _ = on_progress.send(event);
     };
-    let run = verify::verify(target.as_ref(), &options, &context, &sink, state.now());
-    let report = match state.checks.run(&instance, run).await {
-        Some(report) => report?,
-        None => return Err(ApiError::new("verify.cancelled", "the checks were stopped")),
-    };
-    let run = history::record(&state.store, Some(&instance), &report).await?;
-    Ok(VerifyOutcome { report, run })
+    let (store, live, checks) = (&state.store, &state.live, &state.checks);
+    let run = verify::run_on_instance(
+        store,
+        live,
+        checks,
+        &instance,
+        options,
+        lang,
+        &sink,
+        state.now(),
+    );
+    Ok(run.await?)
 }
 
 /// Stop the checks running on `instance` (no-op when none run).

@@ -78,12 +78,9 @@ impl Coded for BillingError {
     fn is_bad_input(&self) -> bool {
         !matches!(self, Self::Store(_))
     }
-}
 
-impl BillingError {
-    /// The input the error is about (`name`, `price_per_gpu_hour`, `currency`, …), so a form can
-    /// show it next to that field; `None` when it concerns the request as a whole.
-    pub fn field(&self) -> Option<&'static str> {
+    /// The input the error is about, so a form can show it next to that field.
+    fn field(&self) -> Option<&'static str> {
         match self {
             Self::InvalidPrice { field, .. }
             | Self::NegativeAmount { field, .. }
@@ -93,5 +90,64 @@ impl BillingError {
             Self::DuplicateName { .. } => Some("name"),
             _ => None,
         }
+    }
+
+    fn params(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Self::UnknownCurrency { code } => vec![("currency", code.clone())],
+            Self::DuplicateName { name } | Self::UnknownInstance { name } => {
+                vec![("name", name.clone())]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal::Decimal;
+
+    use super::*;
+    use crate::ApiError;
+
+    #[test]
+    fn a_refused_value_names_the_field_the_ui_shows_it_next_to() {
+        let err = ApiError::from(BillingError::InvalidPrice {
+            field: "price_per_gpu_hour",
+            value: Decimal::ZERO,
+        });
+        assert_eq!(err.code, "billing.invalid_price");
+        assert_eq!(err.field.as_deref(), Some("price_per_gpu_hour"));
+
+        let err = ApiError::from(BillingError::UnknownCurrency { code: "CYN".into() });
+        assert_eq!(
+            err.field.as_deref(),
+            Some("currency"),
+            "a currency error belongs next to the currency picker"
+        );
+        assert_eq!(
+            err.params
+                .and_then(|p| p.get("currency").cloned())
+                .as_deref(),
+            Some("CYN"),
+            "the text can say which code was not understood"
+        );
+    }
+
+    #[test]
+    fn a_taken_name_is_shown_next_to_the_name_and_ledger_errors_belong_to_the_whole_form() {
+        let err = ApiError::from(BillingError::DuplicateName { name: "a".into() });
+        assert_eq!(err.field.as_deref(), Some("name"));
+        assert_eq!(
+            err.params.and_then(|p| p.get("name").cloned()).as_deref(),
+            Some("a")
+        );
+
+        let err = ApiError::from(BillingError::NoGpuUnavailable);
+        assert_eq!(
+            err.field, None,
+            "not about one field: shown above the buttons"
+        );
+        assert_eq!(err.code, "billing.no_gpu_unavailable");
     }
 }

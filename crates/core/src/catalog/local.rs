@@ -11,9 +11,10 @@ use nvml_wrapper::Nvml;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::estimate::{Estimate, Text};
+use super::estimate::{estimate, Estimate, EstimateRequest, Text};
 use super::gpus::find_gpu_with_memory;
 use super::recommend::MIN_HEADROOM_PCT;
+use super::CatalogError;
 
 /// One GPU of this computer as NVML reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -132,6 +133,14 @@ fn classify(err: &NvmlError) -> Unavailable {
         NvmlError::NotFound => Unavailable::NoDevices,
         other => Unavailable::Other(other.to_string()),
     }
+}
+
+/// This computer's GPUs and, given a task, whether it fits the largest one: the estimate, the
+/// detection and the report in one call for the Choose GPU page and `leasehold local-gpu`. Only a
+/// bad request fails; a computer without NVIDIA GPUs is a report that says so.
+pub fn check_local_gpus(request: Option<&EstimateRequest>) -> Result<LocalGpuReport, CatalogError> {
+    let estimate = request.map(estimate).transpose()?;
+    Ok(local_gpu_report(&detect_local_gpus(), estimate.as_ref()))
 }
 
 /// Turn a detection (and optionally an estimate) into the report. Pure.

@@ -101,3 +101,30 @@ fn nvml_errors_map_to_the_user_facing_reasons() {
         Unavailable::Other(_)
     ));
 }
+
+#[test]
+fn checking_this_computer_refuses_a_bad_task_and_otherwise_always_reports() {
+    let bad = EstimateRequest {
+        params_b: Some(-7.0),
+        ..EstimateRequest::default()
+    };
+    let err = check_local_gpus(Some(&bad)).expect_err("a negative model size is bad input");
+    assert!(crate::Coded::is_bad_input(&err), "{err}");
+
+    let plain = check_local_gpus(None).expect("no task: nothing to refuse");
+    assert!(plain.fit.is_none(), "no task, no fit verdict");
+    let with_task = check_local_gpus(Some(&EstimateRequest {
+        params_b: Some(7.0),
+        ..EstimateRequest::default()
+    }))
+    .expect("a valid task");
+    assert_eq!(
+        with_task.available, plain.available,
+        "the task changes the verdict, not what was found"
+    );
+    assert_eq!(
+        with_task.fit.is_some(),
+        with_task.available,
+        "a fit verdict exactly when a GPU was found"
+    );
+}

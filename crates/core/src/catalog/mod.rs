@@ -26,11 +26,11 @@ use crate::Coded;
 pub use cuda::{cuda_families_for_driver, max_cuda_for_driver};
 pub use estimate::{estimate, estimate_on, Estimate, EstimateRequest, Optimizer, Precision, Task};
 pub use gpus::{catalog_listing, find_gpu, find_gpu_with_memory, gpus, CatalogListing, GpuSpec};
-pub use local::{detect_local_gpus, local_gpu_report, LocalGpuReport};
+pub use local::{check_local_gpus, detect_local_gpus, local_gpu_report, LocalGpuReport};
 pub use models::{find_model, model_presets, ModelShape};
 pub use recommend::{
-    merge_prices, prices_from_rentals, recommend, PriceEntry, PriceOrigin, RecommendRequest,
-    Recommendation,
+    earlier_prices, merge_prices, prices_from_rentals, recommend, PriceEntry, PriceOrigin,
+    RecommendRequest, Recommendation,
 };
 pub use torch_wheel::{choose_torch_wheel, TorchWheelChoice, TorchWheelRequest};
 pub use version::{DriverVersion, MajorMinor};

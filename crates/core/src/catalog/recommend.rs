@@ -8,6 +8,7 @@
 
 use std::cmp::Ordering;
 
+use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -16,6 +17,8 @@ use super::estimate::{estimate, estimate_on, Estimate, EstimateRequest, Note, Ta
 use super::gpus::{find_gpu, gpus, GpuClass, GpuSpec};
 use super::CatalogError;
 use crate::billing::report::InstanceSummary;
+use crate::billing::{ledger, BillingError};
+use crate::store::Store;
 
 /// Below this much free memory a run is one long sequence away from OOM.
 pub const MIN_HEADROOM_PCT: f64 = 5.0;
@@ -42,6 +45,16 @@ pub struct PriceEntry {
     pub currency: String,
     #[serde(default)]
     pub origin: PriceOrigin,
+}
+
+/// The prices paid for the rentals recorded in `store` (see [`prices_from_rentals`]): the
+/// recommender's price list for the GPUs the user has typed no price for. The Choose GPU page and
+/// `leasehold recommend` both read them here.
+pub async fn earlier_prices(
+    store: &Store,
+    now: DateTime<Utc>,
+) -> Result<Vec<PriceEntry>, BillingError> {
+    Ok(prices_from_rentals(&ledger::list(store, now).await?))
 }
 
 /// The price paid per GPU-hour for each catalog GPU in the recorded rentals (newest rental

@@ -1,6 +1,6 @@
 //! The saved target on fresh in-memory databases.
 
-use chrono::{TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 
 use super::*;
 use crate::ssh::Secret;
@@ -139,7 +139,7 @@ async fn an_unknown_instance_is_named_and_nothing_is_saved() {
     let mut conn = store.pool().acquire().await.expect("conn");
     let plan = plan("ssh root@h", AuthChoice::Agent);
     let destination = plan.destination().expect("resolves");
-    let now = Utc::now();
+    let now = DateTime::UNIX_EPOCH;
     let err = save_target(&mut conn, "nope", &plan, &destination, now)
         .await
         .expect_err("no such rental");
@@ -159,9 +159,15 @@ async fn forgetting_a_target_leaves_the_instance_unconnected() {
     let mut conn = store.pool().acquire().await.expect("conn");
     let plan = plan("ssh root@h", AuthChoice::Agent);
     let destination = plan.destination().expect("resolves");
-    save_target(&mut conn, "gpu-a", &plan, &destination, Utc::now())
-        .await
-        .expect("saves");
+    save_target(
+        &mut conn,
+        "gpu-a",
+        &plan,
+        &destination,
+        DateTime::UNIX_EPOCH,
+    )
+    .await
+    .expect("saves");
     assert!(forget_target(&mut conn, "gpu-a").await.expect("forgets"));
     assert!(load_target(&mut conn, "gpu-a")
         .await

@@ -6,7 +6,7 @@
 
 mod error;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sqlx::SqliteConnection;
@@ -53,6 +53,7 @@ pub async fn load_preferences(conn: &mut SqliteConnection) -> Result<Preferences
 pub async fn save_preferences(
     conn: &mut SqliteConnection,
     preferences: &Preferences,
+    now: DateTime<Utc>,
 ) -> Result<(), SettingsError> {
     if let Some(language) = &preferences.language {
         if !LANGUAGES.contains(&language.as_str()) {
@@ -61,9 +62,9 @@ pub async fn save_preferences(
             });
         }
     }
-    write(conn, LANGUAGE_KEY, &preferences.language).await?;
-    write(conn, CURRENCY_KEY, &preferences.currency).await?;
-    write(conn, ONBOARDED_KEY, &preferences.onboarded).await
+    write(conn, LANGUAGE_KEY, &preferences.language, now).await?;
+    write(conn, CURRENCY_KEY, &preferences.currency, now).await?;
+    write(conn, ONBOARDED_KEY, &preferences.onboarded, now).await
 }
 
 /// The draft a wizard saved last, if any.
@@ -80,6 +81,7 @@ pub async fn save_draft(
     conn: &mut SqliteConnection,
     wizard: &str,
     draft: &serde_json::Value,
+    now: DateTime<Utc>,
 ) -> Result<(), SettingsError> {
     let key = draft_key(wizard)?;
     let bytes = draft.to_string().len();
@@ -89,7 +91,7 @@ pub async fn save_draft(
             limit: MAX_DRAFT_BYTES,
         });
     }
-    write(conn, &key, draft).await
+    write(conn, &key, draft, now).await
 }
 
 /// Forget a wizard's draft (finished or abandoned). Clearing a draft that is not there is fine.
@@ -134,6 +136,7 @@ async fn write<T: Serialize>(
     conn: &mut SqliteConnection,
     key: &str,
     value: &T,
+    now: DateTime<Utc>,
 ) -> Result<(), SettingsError> {
     let text = serde_json::to_string(value).map_err(|err| SettingsError::Corrupt {
         key: key.to_owned(),
@@ -145,7 +148,7 @@ async fn write<T: Serialize>(
     )
     .bind(key)
     .bind(text)
-    .bind(Utc::now())
+    .bind(now)
     .execute(conn)
     .await?;
     Ok(())

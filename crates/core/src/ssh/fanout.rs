@@ -33,10 +33,10 @@ impl<'a> FanOut<'a> {
         let mut bytes = [0u8; 16];
         // Without randomness the nonce is only a little weaker; the markers stay unusual.
         if getrandom::fill(&mut bytes).is_err() {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
+            let nanos = crate::clock::Clock::now(&crate::clock::SystemClock)
+                .timestamp_nanos_opt()
                 .unwrap_or_default();
-            bytes.copy_from_slice(&now.as_nanos().to_le_bytes());
+            bytes.copy_from_slice(&i128::from(nanos).to_le_bytes());
         }
         Self {
             specs,

@@ -312,3 +312,28 @@ async fn traffic_and_no_gpu_mode_are_recorded_and_billed() {
     assert_eq!(report.breakdown.traffic.to_string(), "5.00");
     assert_eq!(report.total.to_string(), "8.00", "2 + 1 + 5");
 }
+
+#[tokio::test]
+async fn the_recommender_prices_a_gpu_with_what_its_newest_rental_cost() {
+    let store = fresh().await;
+    ledger::add_instance(&store, &new_instance("first-4090", "2.50"), h(0))
+        .await
+        .expect("records");
+    ledger::add_instance(&store, &new_instance("second-4090", "1.98"), h(5))
+        .await
+        .expect("records");
+    let prices = leasehold_core::catalog::earlier_prices(&store, h(6))
+        .await
+        .expect("reads the ledger");
+    assert_eq!(prices.len(), 1, "one price per GPU: {prices:?}");
+    assert_eq!(
+        prices[0].price_per_hour,
+        d("1.98"),
+        "the newest rental's price wins over an older one"
+    );
+    assert_eq!(prices[0].currency, "CNY");
+    assert_eq!(
+        prices[0].origin,
+        leasehold_core::catalog::PriceOrigin::EarlierRental
+    );
+}

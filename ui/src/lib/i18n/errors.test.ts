@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import en from '../../locales/en.json'
 import zhCN from '../../locales/zh-CN.json'
-import { toApiError, UNEXPECTED_CODE } from '../backend/ipc'
+import { BackendError, toApiError, UNEXPECTED_CODE } from '../backend/ipc'
 import { errorKey, localizeError } from './errors'
 import { flattenKeys } from '.'
+
+/** Fills `{name}` placeholders like svelte-i18n does, and throws like it when a value is missing. */
+function fill(text: string, values?: Record<string, string | number>): string {
+  return text.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (values?.[name] === undefined) throw new Error(`no value for ${name}`)
+    return String(values[name])
+  })
+}
 
 function translator(tree: Record<string, unknown>) {
   const flat = new Map<string, string>()
@@ -14,7 +22,10 @@ function translator(tree: Record<string, unknown>) {
     }
   }
   walk(tree, '')
-  return { t: (key: string) => flat.get(key) ?? key, has: (key: string) => flat.has(key) }
+  return {
+    t: (key: string, values?: Record<string, string | number>) => fill(flat.get(key) ?? key, values),
+    has: (key: string) => flat.has(key),
+  }
 }
 
 describe('localizeError', () => {
@@ -45,6 +56,13 @@ describe('toApiError', () => {
     })
   })
 
+  it('keeps the field and the params of a refused form, and adds no empty ones', () => {
+    const refused = { code: 'billing.unknown_currency', message: 'unknown currency "CYN"', field: 'currency', params: { currency: 'CYN' } }
+    expect(toApiError(refused)).toEqual(refused)
+    expect(toApiError(new BackendError(refused))).toEqual(refused)
+    expect(Object.keys(toApiError(new BackendError({ code: 'x.y', message: 'm' })))).toEqual(['code', 'message'])
+  })
+
   it('wraps anything else under the unexpected code with its text', () => {
     expect(toApiError('window closed')).toEqual({ code: UNEXPECTED_CODE, message: 'window closed' })
     expect(toApiError(new TypeError('x is undefined'))).toEqual({
@@ -63,9 +81,24 @@ describe('localizeError next to a form field', () => {
     )
   })
 
-  it('keeps the specific text of codes that are not about the value (a taken name)', () => {
+  it('keeps the specific text of codes that are not about the value, naming the taken name', () => {
+    const error = {
+      code: 'billing.duplicate_name',
+      message: 'an instance named "gpu-a" already exists',
+      field: 'name',
+      params: { name: 'gpu-a' },
+    }
+    for (const tree of [en, zhCN]) {
+      const { t, has } = translator(tree)
+      const text = localizeError(error, t, has, 'name')
+      expect(text).toContain('gpu-a')
+      expect(text).toBe(fill(tree.errors.billing.duplicate_name, { name: 'gpu-a' }))
+    }
+  })
+
+  it("falls back to the backend's message when the error lacks a value its text names", () => {
     const english = translator(en)
     const error = { code: 'billing.duplicate_name', message: 'an instance named "a" already exists' }
-    expect(localizeError(error, english.t, english.has, 'name')).toBe(en.errors.billing.duplicate_name)
+    expect(localizeError(error, english.t, english.has)).toBe(error.message)
   })
 })

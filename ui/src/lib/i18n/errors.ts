@@ -1,6 +1,7 @@
-// Backend errors arrive as `{code, message}` (plus the form field, for refused forms). The UI shows
-// the text kept for the code in the user's language and falls back to the backend's (English)
-// message for codes it does not know.
+// Backend errors arrive as `{code, message}`, plus the form field for refused forms and `params`
+// for texts that name a value. The UI shows the text kept for the code in the user's language,
+// with the params filled in, and falls back to the backend's (English) message for codes it does
+// not know.
 import type { ApiError } from '../bindings/ApiError'
 
 export type Translate = (key: string, values?: Record<string, string | number>) => string
@@ -28,5 +29,11 @@ export function fieldRuleKey(field: string): string {
 export function localizeError(error: ApiError, t: Translate, has: HasKey, field?: string): string {
   if (field && VALUE_CODES.has(error.code) && has(fieldRuleKey(field))) return t(fieldRuleKey(field))
   const key = errorKey(error.code)
-  return has(key) ? t(key) : error.message
+  if (!has(key)) return error.message
+  try {
+    return t(key, error.params as Record<string, string> | undefined)
+  } catch {
+    // A text naming a value the error did not carry: the backend's message still says what happened.
+    return error.message
+  }
 }

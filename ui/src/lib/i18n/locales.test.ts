@@ -13,6 +13,16 @@ describe('locale files', () => {
     expect(onlyChinese, 'keys missing from en.json').toEqual([])
   })
 
+  it('name the same placeholders in both languages, so a value shown in one is shown in the other', () => {
+    const lookup = (tree: object, key: string) =>
+      String(key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], tree))
+    const placeholders = (text: string) => [...text.matchAll(/\{(\w+)[},]/g)].map((m) => m[1]).sort()
+    const differing = flattenKeys(en).filter(
+      (key) => placeholders(lookup(en, key)).join() !== placeholders(lookup(zhCN, key)).join(),
+    )
+    expect(differing).toEqual([])
+  })
+
   it('have no empty message in either language', () => {
     for (const [name, tree] of Object.entries({ en, 'zh-CN': zhCN })) {
       const flat = flattenKeys(tree)

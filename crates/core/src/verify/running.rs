@@ -1,5 +1,5 @@
-//! Long commands the UI can stop (Verify's battery): each runs under a key, and `cancel(key)`
-//! ends it at its next `.await`. A second run under the same key stops the first.
+//! Check runs the UI can stop: each runs under a key (the instance), and `cancel(key)` ends it
+//! at its next `.await`. A second run under the same key stops the first.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 #[derive(Default)]
-pub struct Cancellable {
+pub struct RunningChecks {
     next_ticket: AtomicU64,
     /// A std mutex: held only to look a key up, never across `.await`.
     running: Mutex<HashMap<String, (u64, Arc<Notify>)>>,
 }
 
-impl Cancellable {
+impl RunningChecks {
     /// Run `work` under `key`; `None` when it was cancelled.
     pub async fn run<T>(&self, key: &str, work: impl Future<Output = T>) -> Option<T> {
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
@@ -56,7 +56,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cancelled_run_ends_with_none_and_others_are_untouched() {
-        let checks = Arc::new(Cancellable::default());
+        let checks = Arc::new(RunningChecks::default());
         let runner = checks.clone();
         let stopped =
             tokio::spawn(async move { runner.run("gpu-a", std::future::pending::<()>()).await });
@@ -76,7 +76,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_new_run_under_the_same_key_stops_the_old_one() {
-        let checks = Arc::new(Cancellable::default());
+        let checks = Arc::new(RunningChecks::default());
         let runner = checks.clone();
         let first =
             tokio::spawn(async move { runner.run("gpu-a", std::future::pending::<()>()).await });
