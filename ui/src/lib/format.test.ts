@@ -23,6 +23,12 @@ describe('formatMoney', () => {
     expect(formatMoney('1234.5', 'USD', 'en')).toBe('$1,234.50')
   })
 
+  it('formats a plan cost from the decimal string without losing digits to floating point', () => {
+    expect(formatMoney('22.50', 'CNY', 'zh-CN')).toBe('¥22.50')
+    expect(formatMoney('0.1', 'USD', 'en')).toBe('$0.10')
+    expect(formatMoney('12345678901234.57', 'USD', 'en')).toBe('$12,345,678,901,234.57')
+  })
+
   it('keeps more digits of a small rate instead of rounding it away', () => {
     expect(formatMoney('0.0042', 'USD', 'en')).toBe('$0.0042')
   })

@@ -1,36 +1,47 @@
 // The UI's import graph has no circles, neither between files nor between folders (a screen's
 // folder, `components`, `shell`, `backend` …): shared pieces live in their own module, so a
 // screen never reaches back into what hosts it. Vite follows relative imports only, so reading
-// them is enough; bindings are generated leaves and left out.
-import { readdirSync, readFileSync } from 'node:fs'
-import path from 'node:path'
+// them is enough; bindings are generated leaves and left out. Timers live in the helpers that own
+// them (debounce, poll), not hand-rolled in screens.
 import { describe, expect, it } from 'vitest'
 
-const SRC = path.resolve(__dirname, '..')
+/** Every source file (tests and generated bindings left out), by its path under `src/`. */
+const SOURCES: Record<string, string> = Object.fromEntries(
+  Object.entries(
+    import.meta.glob<string>(['/src/**/*.svelte', '/src/**/*.ts', '!/src/**/*.test.ts', '!/src/lib/bindings/**'], {
+      query: '?raw',
+      import: 'default',
+      eager: true,
+    }),
+  ).map(([file, text]) => [file.replace(/^\/src\//, ''), text]),
+)
 const EXTENSIONS = ['', '.ts', '.svelte.ts', '.svelte', '.js']
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === 'bindings' ? [] : sourceFiles(full)
-    return /\.(ts|svelte)$/.test(entry.name) && !entry.name.endsWith('.test.ts') ? [full] : []
-  })
+const path = {
+  dirname: (file: string) => file.split('/').slice(0, -1).join('/'),
+  /** `dir` + a relative specifier, with `.` and `..` resolved. */
+  join(dir: string, spec: string): string {
+    const parts = dir === '' ? [] : dir.split('/')
+    for (const part of spec.split('/')) {
+      if (part === '..') parts.pop()
+      else if (part !== '.') parts.push(part)
+    }
+    return parts.join('/')
+  },
 }
 
-/** File → the files it imports (relative to `src`). */
+/** File → the files it imports (paths under `src/`). */
 export function fileGraph(): Map<string, Set<string>> {
-  const files = sourceFiles(SRC)
-  const known = new Set(files)
   const graph = new Map<string, Set<string>>()
-  for (const file of files) {
+  for (const [file, text] of Object.entries(SOURCES)) {
     const edges = new Set<string>()
-    for (const [, spec] of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-      const base = path.resolve(path.dirname(file), spec)
-      const target = EXTENSIONS.map((ext) => base + ext).find((candidate) => known.has(candidate))
-      if (target) edges.add(path.relative(SRC, target))
+    for (const [, spec] of text.matchAll(IMPORT)) {
+      const base = path.join(path.dirname(file), spec)
+      const target = EXTENSIONS.map((ext) => base + ext).find((candidate) => candidate in SOURCES)
+      if (target) edges.add(target)
     }
-    graph.set(path.relative(SRC, file), edges)
+    graph.set(file, edges)
   }
   return graph
 }
@@ -110,6 +121,24 @@ describe('the import graph', () => {
 
   it('has no circle between folders', () => {
     expect(cycles(folderGraph(files))).toEqual([])
+  })
+
+  it('has one definition of each exported function (one formatMoney, one debounce …)', () => {
+    const definedIn = new Map<string, string[]>()
+    for (const file of files.keys()) {
+      const text = SOURCES[file]
+      for (const [, name] of text.matchAll(/export (?:async )?function (\w+)/g)) {
+        definedIn.set(name, [...(definedIn.get(name) ?? []), file])
+      }
+    }
+    const doubled = [...definedIn].filter(([, where]) => where.length > 1)
+    expect(doubled, 'import the one there is instead of writing another').toEqual([])
+  })
+
+  it('keeps timers in the helpers: screens debounce with lib/debounce.ts', () => {
+    const allowed = ['lib/debounce.ts', 'lib/poll.ts', 'lib/components/CopyButton.svelte']
+    const handRolled = [...files.keys()].filter((file) => /\bsetTimeout\(/.test(SOURCES[file]) && !allowed.includes(file))
+    expect(handRolled).toEqual([])
   })
 
   it('keeps every screen in a folder of its own, with its parts', () => {

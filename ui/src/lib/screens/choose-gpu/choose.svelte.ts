@@ -11,6 +11,7 @@ import type { RecommendRequest } from '../../bindings/RecommendRequest'
 import type { Recommendation } from '../../bindings/Recommendation'
 import type { Task } from '../../bindings/Task'
 import { toApiError } from '../../backend/ipc'
+import { Debouncer, type IsLatest } from '../../debounce'
 import {
   DEFAULT_INPUTS,
   inputsFromDraft,
@@ -47,8 +48,7 @@ export class ChooseGpuState {
   pending = $state(false)
   readonly currency: string
   #backend: ChooseBackend
-  #timer: ReturnType<typeof setTimeout> | undefined
-  #asked = 0
+  #debouncer = new Debouncer(DEBOUNCE_MS)
 
   constructor(backend: ChooseBackend, currency: string) {
     this.#backend = backend
@@ -102,13 +102,15 @@ export class ChooseGpuState {
 
   schedule(): void {
     this.pending = true
-    clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => void this.refresh(), DEBOUNCE_MS)
+    this.#debouncer.schedule((isLatest) => this.#ask(isLatest))
   }
 
-  async refresh(): Promise<void> {
-    clearTimeout(this.#timer)
-    const asked = ++this.#asked
+  /** Ask core now (on opening the screen), superseding a scheduled question. */
+  refresh(): Promise<void> {
+    return this.#debouncer.run((isLatest) => this.#ask(isLatest))
+  }
+
+  async #ask(isLatest: IsLatest): Promise<void> {
     const estimate = toEstimateRequest(this.inputs)
     void this.#backend
       .saveDraft({ version: CHOOSE_DRAFT_VERSION, inputs: $state.snapshot(this.inputs), prices: $state.snapshot(this.typed) })
@@ -127,7 +129,7 @@ export class ChooseGpuState {
       }),
       this.#backend.localGpus(estimate),
     ])
-    if (asked !== this.#asked) return // a newer question is on its way
+    if (!isLatest()) return // a newer question is on its way
     if (recommendation.status === 'fulfilled') {
       this.recommendation = recommendation.value
       this.error = null
@@ -140,6 +142,6 @@ export class ChooseGpuState {
   }
 
   dispose(): void {
-    clearTimeout(this.#timer)
+    this.#debouncer.cancel()
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Candidate } from '../../bindings/Candidate'
-import { codeSpans, formatCardGib, formatGib, formatMoney, groupCandidates, pick, shortGpuName, tagsFor } from './format'
+import { codeSpans, formatCardGib, formatGib, groupCandidates, pick, shortGpuName, tagsFor } from './format'
 
 describe('formatting on the Choose GPU screen', () => {
   it('writes GiB with one decimal, two below 1 GiB so small parts do not round to zero', () => {
@@ -8,12 +8,6 @@ describe('formatting on the Choose GPU screen', () => {
     expect(formatGib(0.15, 'en')).toBe('0.15 GiB')
     expect(formatCardGib(24, 'en')).toBe('24 GiB')
     expect(formatCardGib(22.5, 'zh-CN')).toBe('22.5 GiB')
-  })
-
-  it('formats money from the decimal string without losing digits to floating point', () => {
-    expect(formatMoney('22.50', 'CNY', 'zh-CN')).toBe('¥22.50')
-    expect(formatMoney('0.1', 'USD', 'en')).toBe('$0.10')
-    expect(formatMoney('12345678901234.57', 'USD', 'en')).toBe('$12,345,678,901,234.57')
   })
 
   it('shortens catalog names to what renters say', () => {

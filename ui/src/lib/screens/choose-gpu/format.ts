@@ -17,22 +17,6 @@ export function formatGib(gib: number, language: string): string {
   return `${number} GiB`
 }
 
-/**
- * A decimal money string from core ("22.5") in the user's locale ("¥22.50"). The string goes to
- * Intl as it is, so no float ever touches the amount.
- */
-export function formatMoney(amount: string, currency: string, language: string): string {
-  try {
-    return new Intl.NumberFormat(language, {
-      style: 'currency',
-      currency,
-      currencyDisplay: 'narrowSymbol',
-    }).format(amount as Intl.StringNumericLiteral)
-  } catch {
-    return `${amount} ${currency}`
-  }
-}
-
 /** "NVIDIA GeForce RTX 4090" → "RTX 4090", "Tesla T4" → "T4": the name renters use. */
 export function shortGpuName(name: string): string {
   return name.replace(/^NVIDIA\s+/i, '').replace(/^(GeForce|Tesla)\s+/i, '')

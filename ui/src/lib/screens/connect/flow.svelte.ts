@@ -3,12 +3,14 @@
 // the plan sent to the backend from what the user filled in.
 import type { ApiError } from '../../bindings/ApiError'
 import type { ConnectionCheck } from '../../bindings/ConnectionCheck'
+import type { DestinationSummary } from '../../bindings/DestinationSummary'
 import type { ConnectPlan } from '../../bindings/ConnectPlan'
 import type { ConnectStep } from '../../bindings/ConnectStep'
 import type { SaveReport } from '../../bindings/SaveReport'
 import type { StepEvent } from '../../bindings/StepEvent'
 import type { TestReport } from '../../bindings/TestReport'
 import { toApiError } from '../../backend/ipc'
+import { Debouncer } from '../../debounce'
 
 export const STEPS: readonly ConnectStep[] = ['tcp', 'handshake', 'host_key', 'auth', 'first_command']
 
@@ -43,6 +45,9 @@ export class StepBoard {
 }
 
 export type AuthMethod = 'key' | 'agent' | 'password' | 'generate'
+
+/** The key list's entry for a path typed by hand. */
+export const CUSTOM_KEY = '__custom__'
 
 /** What the user filled in. */
 export interface LoginForm {
@@ -170,6 +175,44 @@ export class ConnectFlow {
       this.failedStep = this.board.failed
       this.phase = 'failed'
     }
+  }
+}
+
+/** How long typing must pause before the pasted command is read back. */
+export const PREVIEW_DELAY_MS = 250
+
+/** What the pasted command means (user, host, port, jumps), read by core as the user types. */
+export class CommandPreview {
+  summary = $state<DestinationSummary | null>(null)
+  error = $state<ApiError | null>(null)
+  #ask: (command: string) => Promise<DestinationSummary>
+  #debouncer = new Debouncer(PREVIEW_DELAY_MS)
+
+  constructor(ask: (command: string) => Promise<DestinationSummary>) {
+    this.#ask = ask
+  }
+
+  /** The command changed: read it once the typing pauses; an empty field shows nothing. */
+  update(command: string): void {
+    const trimmed = command.trim()
+    if (trimmed === '') {
+      this.#debouncer.cancel()
+      this.summary = null
+      this.error = null
+      return
+    }
+    this.#debouncer.schedule(async (isLatest) => {
+      try {
+        const summary = await this.#ask(trimmed)
+        if (isLatest()) [this.summary, this.error] = [summary, null]
+      } catch (thrown) {
+        if (isLatest()) [this.summary, this.error] = [null, toApiError(thrown)]
+      }
+    })
+  }
+
+  dispose(): void {
+    this.#debouncer.cancel()
   }
 }
 

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ConnectPlan } from '../../bindings/ConnectPlan'
 import type { StepEvent } from '../../bindings/StepEvent'
 import type { TestReport } from '../../bindings/TestReport'
 import { BackendError } from '../../backend/ipc'
-import { ConnectFlow, hintKey, missingFields, planFrom, StepBoard, type LoginForm } from './flow.svelte'
+import type { DestinationSummary } from '../../bindings/DestinationSummary'
+import { CommandPreview, ConnectFlow, hintKey, missingFields, planFrom, PREVIEW_DELAY_MS, StepBoard, type LoginForm } from './flow.svelte'
 
 const form: LoginForm = {
   sshCommand: '  ssh -p 2222 root@gpu.example  ',
@@ -191,5 +192,55 @@ describe('hintKey', () => {
     expect(hintKey('ssh.auth_failed', 'generate')).toBe('connect.hint.auth_failed_key')
     expect(hintKey('ssh.refused', 'key')).toBe('connect.hint.not_ready')
     expect(hintKey('ssh.host_key_revoked', 'key')).toBeNull()
+  })
+})
+
+describe('CommandPreview', () => {
+  afterEach(() => vi.useRealTimers())
+
+  const summary = (host: string): DestinationSummary => ({
+    user: 'root',
+    host,
+    port: 22,
+    jump: [],
+    ignored: [],
+    alias: '',
+    identity_files: [],
+  })
+
+  it('reads the command once the typing pauses, and an older slow answer never replaces a newer one', async () => {
+    vi.useFakeTimers()
+    const asked: string[] = []
+    const answers: Record<string, { resolve: (s: DestinationSummary) => void }> = {}
+    const preview = new CommandPreview(
+      (command) =>
+        new Promise((resolve) => {
+          asked.push(command)
+          answers[command] = { resolve }
+        }),
+    )
+    preview.update('ssh a')
+    preview.update('ssh ab')
+    await vi.advanceTimersByTimeAsync(PREVIEW_DELAY_MS)
+    expect(asked, 'one question for a burst of keys').toEqual(['ssh ab'])
+    preview.update('  ssh abc ')
+    await vi.advanceTimersByTimeAsync(PREVIEW_DELAY_MS)
+    answers['ssh abc'].resolve(summary('abc'))
+    await Promise.resolve()
+    answers['ssh ab'].resolve(summary('ab'))
+    await Promise.resolve()
+    expect(preview.summary?.host).toBe('abc')
+  })
+
+  it('shows a refusal, and nothing at all for an empty field', async () => {
+    vi.useFakeTimers()
+    const preview = new CommandPreview(async () => {
+      throw new BackendError({ code: 'ssh.bad_command', message: 'not an ssh command' })
+    })
+    preview.update('scp x y:')
+    await vi.advanceTimersByTimeAsync(PREVIEW_DELAY_MS)
+    expect(preview.error?.code).toBe('ssh.bad_command')
+    preview.update('   ')
+    expect([preview.summary, preview.error]).toEqual([null, null])
   })
 })

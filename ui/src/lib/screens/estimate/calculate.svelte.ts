@@ -2,6 +2,7 @@
 // a number field) and core's field errors end up in `errors`, keyed by field.
 import type { ApiError } from '../../bindings/ApiError'
 import { fieldOf, toApiError } from '../../backend'
+import { Debouncer } from '../../debounce'
 
 export const FORM = '_form'
 
@@ -10,15 +11,12 @@ export class Calculation<R> {
   errors = $state<Record<string, ApiError>>({})
   /** A change is waiting for (or being priced by) core; the shown result may be older. */
   pending = $state(false)
-  #timer: ReturnType<typeof setTimeout> | undefined
-  #generation = 0
+  #debouncer = new Debouncer(200)
 
   /** `build` returns the request or shape errors; `run` asks core. Only the latest answer counts. */
   schedule<Q>(build: () => { request: Q | null; errors: Record<string, ApiError> }, run: (request: Q) => Promise<R>): void {
-    clearTimeout(this.#timer)
-    const generation = ++this.#generation
     this.pending = true
-    this.#timer = setTimeout(async () => {
+    this.#debouncer.schedule(async (isLatest) => {
       const { request, errors } = build()
       if (request === null) {
         this.errors = errors
@@ -28,20 +26,20 @@ export class Calculation<R> {
       }
       try {
         const result = await run(request)
-        if (generation !== this.#generation) return
+        if (!isLatest()) return
         this.result = result
         this.errors = {}
       } catch (thrown) {
-        if (generation !== this.#generation) return
+        if (!isLatest()) return
         this.errors = { [fieldOf(thrown) ?? FORM]: toApiError(thrown) }
         this.result = null
       } finally {
-        if (generation === this.#generation) this.pending = false
+        if (isLatest()) this.pending = false
       }
-    }, 200)
+    })
   }
 
   cancel(): void {
-    clearTimeout(this.#timer)
+    this.#debouncer.cancel()
   }
 }
