@@ -11,6 +11,7 @@ pub mod diagnose;
 pub mod error;
 pub mod paths;
 pub mod probe;
+pub mod redact;
 pub mod settings;
 pub mod shell;
 pub mod ssh;

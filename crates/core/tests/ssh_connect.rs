@@ -12,7 +12,7 @@ use leasehold_core::ssh::{
 };
 use leasehold_core::target::{CommandSpec, Target};
 use leasehold_core::Coded;
-use leasehold_testkit::{ClientKey, KEY_PASSPHRASE};
+use leasehold_testkit::{ClientKey, HostKeyKind, SshdOptions, KEY_PASSPHRASE};
 
 async fn whoami(target: &SshTarget) -> String {
     let out = target
@@ -226,11 +226,11 @@ async fn a_changed_host_key_stops_before_any_command_runs() {
     .expect_err("a changed key must be refused even with accept-new");
     match &err {
         SshError::HostKeyChanged {
-            old_fingerprint,
             new_fingerprint,
-            line,
+            recorded,
             ..
         } => {
+            let (old_fingerprint, line) = (&recorded[0].fingerprint, &recorded[0].line);
             assert_ne!(old_fingerprint, new_fingerprint);
             assert_eq!(
                 new_fingerprint,
@@ -244,6 +244,160 @@ async fn a_changed_host_key_stops_before_any_command_runs() {
     assert!(
         !marker.exists(),
         "no command may reach a host whose key changed"
+    );
+}
+
+#[tokio::test]
+async fn a_host_that_now_offers_only_another_key_type_is_a_changed_key() {
+    for kind in [HostKeyKind::Ecdsa, HostKeyKind::Rsa] {
+        let mut setup = Setup::new();
+        drop(setup.connect().await); // known by its ed25519 key
+        let known_before = std::fs::read_to_string(setup.known_hosts_path()).expect("recorded");
+        let old = ssh_keygen_fingerprint(&setup.host.host_public_key());
+        setup.host.rotate_host_key_to(kind);
+        let err = SshTarget::connect(
+            setup.destination(),
+            setup.key_credentials(),
+            setup.options(true),
+        )
+        .await
+        .expect_err("another key type is a change, even with accept-new");
+        match &err {
+            SshError::HostKeyChanged {
+                new_fingerprint,
+                new_algorithm,
+                recorded,
+                ..
+            } => {
+                assert_eq!(
+                    new_fingerprint,
+                    &ssh_keygen_fingerprint(&setup.host.host_public_key_of(kind)),
+                    "{kind:?}"
+                );
+                let expected_type = match kind {
+                    HostKeyKind::Rsa => "ssh-rsa",
+                    _ => "ecdsa-sha2-nistp256",
+                };
+                assert_eq!(new_algorithm, expected_type);
+                assert_eq!(recorded.len(), 1);
+                assert_eq!(recorded[0].algorithm, "ssh-ed25519");
+                assert_eq!(recorded[0].fingerprint, old);
+            }
+            other => panic!("{kind:?}: expected ssh.host_key_changed, got {other:?}"),
+        }
+        assert_eq!(
+            std::fs::read_to_string(setup.known_hosts_path()).expect("still there"),
+            known_before,
+            "{kind:?}: accept-new must not learn a key of another type"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_host_with_several_key_types_is_asked_for_the_one_we_know() {
+    let setup = Setup::with(SshdOptions {
+        host_keys: vec![HostKeyKind::Ed25519, HostKeyKind::Rsa],
+        ..SshdOptions::default()
+    });
+    // Known by its RSA key only (say, from a terminal with an old OpenSSH).
+    let rsa = setup.host.host_public_key_of(HostKeyKind::Rsa);
+    let mut words = rsa.split_whitespace();
+    let line = format!(
+        "[{}]:{} {} {}\n",
+        setup.host.host(),
+        setup.host.port(),
+        words.next().expect("type"),
+        words.next().expect("key")
+    );
+    std::fs::write(setup.known_hosts_path(), &line).expect("write known_hosts");
+    let target = SshTarget::connect(
+        setup.destination(),
+        setup.key_credentials(),
+        setup.options(false),
+    )
+    .await
+    .expect("the known RSA key is negotiated and trusted, not the unknown ed25519 one");
+    assert_eq!(whoami(&target).await, setup.host.user());
+    assert_eq!(
+        std::fs::read_to_string(setup.known_hosts_path()).expect("file"),
+        line,
+        "nothing new was learned"
+    );
+}
+
+#[tokio::test]
+async fn a_jump_host_never_receives_the_destinations_password() {
+    let hop = Setup::new();
+    let dest = Setup::new();
+    // Both test hosts accept the same user and password, so a hop offered the destination's
+    // password would take it: its log shows what it was offered.
+    let mut hop_destination = hop.destination();
+    // The hop's own key, as `IdentityFile` under its `Host` block in ~/.ssh/config would give.
+    hop_destination.identity_files = vec![hop.host.key(ClientKey::Ecdsa)];
+    let mut destination = dest.destination();
+    destination.jump = vec![hop_destination];
+    let target = SshTarget::connect(
+        destination,
+        Credentials {
+            password: Some(Secret::new(dest.host.password())),
+            ..Credentials::default()
+        },
+        dest.options(true),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("connects through the hop: {err}\n{}", hop.host.log()));
+    assert_eq!(whoami(&target).await, dest.host.user());
+    let hop_log = hop.host.log();
+    assert!(
+        hop_log.contains("Accepted publickey"),
+        "the hop logs in with its own key: {hop_log}"
+    );
+    assert!(
+        !hop_log.contains("password for"),
+        "no password may be offered to the hop: {hop_log}"
+    );
+    assert!(
+        dest.host.log().contains("Accepted password"),
+        "the destination gets its password: {}",
+        dest.host.log()
+    );
+}
+
+#[tokio::test]
+async fn a_jump_host_without_credentials_of_its_own_is_refused_by_name() {
+    let hop = Setup::new();
+    let dest = Setup::new();
+    let mut hop_destination = hop.destination();
+    // A key the hop does not trust: the hop has no usable credentials of its own.
+    let stranger = hop.scratch.path().join("stranger");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&stranger)
+        .status()
+        .expect("ssh-keygen");
+    assert!(made.success());
+    hop_destination.identity_files = vec![stranger];
+    let mut destination = dest.destination();
+    destination.jump = vec![hop_destination];
+    let err = SshTarget::connect(
+        destination,
+        Credentials {
+            keys: vec![KeyFile {
+                path: dest.host.key(ClientKey::Ed25519),
+                passphrase: None,
+            }],
+            password: Some(Secret::new(dest.host.password())),
+            ..Credentials::default()
+        },
+        dest.options(true),
+    )
+    .await
+    .expect_err("the hop accepts none of its own credentials");
+    assert_eq!(err.code(), "ssh.auth_failed", "{err}");
+    let hop_log = hop.host.log();
+    assert!(
+        !hop_log.contains("password for") && !hop_log.contains("Accepted"),
+        "neither the destination's password nor its key may reach the hop: {hop_log}"
     );
 }
 

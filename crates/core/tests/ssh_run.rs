@@ -99,12 +99,112 @@ async fn fifty_megabytes_of_stdout_arrive_intact() {
     assert_eq!(received, size, "every byte must arrive");
     assert!(all_x, "the bytes must be the ones sent");
 
-    let collected = target.run(&spec).await.expect("collects");
+    let collected = target
+        .run(&spec.clone().output_cap(size))
+        .await
+        .expect("collects");
     assert_eq!(
         collected.stdout.len(),
         size,
-        "the collecting variant holds it all once"
+        "the collecting variant holds it all once when its cap allows"
     );
+}
+
+#[tokio::test]
+async fn collected_output_is_cut_at_its_cap_and_says_so() {
+    let setup = Setup::new();
+    let target = setup.connect().await;
+    let printed = 20 * 1024 * 1024;
+    let cap = 64 * 1024;
+    let spec = CommandSpec::new(format!(
+        "head -c {printed} /dev/zero | tr '\\0' 'x'; echo fine >&2"
+    ))
+    .timeout(Duration::from_secs(120))
+    .output_cap(cap);
+    let out = target.run(&spec).await.expect("runs to its end");
+    let marker = leasehold_core::target::truncation_marker(cap, (printed - cap) as u64);
+    assert_eq!(
+        out.stdout.len(),
+        cap + marker.len(),
+        "only the cap is held, whatever the instance prints"
+    );
+    assert!(out.stdout_text().ends_with(&marker), "the cut is marked");
+    assert_eq!(out.stderr_text(), "fine\n");
+    assert_eq!(out.exit_status, Some(0), "the command still ran to its end");
+
+    let default = target
+        .run(
+            &CommandSpec::new(format!("head -c {printed} /dev/zero"))
+                .timeout(Duration::from_secs(120)),
+        )
+        .await
+        .expect("runs");
+    assert!(
+        default.stdout.len() < leasehold_core::target::DEFAULT_OUTPUT_CAP + 200,
+        "without a cap of its own a command is held to the default: {} bytes",
+        default.stdout.len()
+    );
+}
+
+#[tokio::test]
+async fn a_fan_out_past_its_cap_is_stopped_not_collected() {
+    let setup = Setup::new();
+    let target = setup.connect().await;
+    // More commands than channels, so they share one fan-out channel.
+    let mut specs: Vec<CommandSpec> = (0..12)
+        .map(|i| CommandSpec::new(format!("echo {i}")).output_cap(1024))
+        .collect();
+    specs.push(
+        CommandSpec::new("head -c 50000000 /dev/zero")
+            .timeout(Duration::from_secs(60))
+            .output_cap(1024),
+    );
+    let results = target.exec_many(&specs).await;
+    let last = results.last().expect("one result per command");
+    let err = last.as_ref().expect_err("the flood cannot be collected");
+    assert_eq!(err.code(), "ssh.output_too_large", "{err}");
+}
+
+#[tokio::test]
+async fn waiting_for_a_free_channel_ends_at_its_deadline() {
+    let setup = Setup::new();
+    let destination = setup.destination();
+    let options = leasehold_core::ssh::ConnectOptions {
+        channel_wait: Duration::from_millis(500),
+        ..setup.options(true)
+    };
+    let target = Arc::new(
+        leasehold_core::ssh::SshTarget::connect(destination, setup.key_credentials(), options)
+            .await
+            .expect("connects"),
+    );
+    // Every channel busy for a while.
+    let mut busy = Vec::new();
+    for _ in 0..leasehold_core::ssh::MAX_CHANNELS {
+        let target = target.clone();
+        busy.push(tokio::spawn(async move {
+            target
+                .exec(&CommandSpec::new("sleep 6").timeout(Duration::from_secs(20)))
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let started = std::time::Instant::now();
+    let err = target
+        .exec(&CommandSpec::new("true"))
+        .await
+        .expect_err("no channel frees up within the deadline");
+    assert_eq!(err.code(), "ssh.channels_busy", "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the wait ends at its deadline, not when a channel frees: {:?}",
+        started.elapsed()
+    );
+    for task in busy {
+        task.await
+            .expect("task")
+            .expect("the busy commands still finish");
+    }
 }
 
 #[tokio::test]

@@ -9,8 +9,10 @@
 //! Needs root (it starts sshd and creates the test login user once). CI runs as root.
 
 pub mod delay_link;
+pub mod hostile_sftp;
 pub mod netns;
 mod process;
+pub mod secret_service;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -65,6 +67,32 @@ impl ClientKey {
     }
 }
 
+/// A type of host key a test host can present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostKeyKind {
+    Ed25519,
+    Ecdsa,
+    Rsa,
+}
+
+impl HostKeyKind {
+    fn file_name(self) -> &'static str {
+        match self {
+            Self::Ed25519 => "host_ed25519",
+            Self::Ecdsa => "host_ecdsa",
+            Self::Rsa => "host_rsa",
+        }
+    }
+
+    fn keygen_args(self) -> &'static [&'static str] {
+        match self {
+            Self::Ed25519 => &["-t", "ed25519"],
+            Self::Ecdsa => &["-t", "ecdsa", "-b", "256"],
+            Self::Rsa => &["-t", "rsa", "-b", "2048"],
+        }
+    }
+}
+
 /// How to start a test host.
 #[derive(Debug, Clone)]
 pub struct SshdOptions {
@@ -76,6 +104,8 @@ pub struct SshdOptions {
     pub extra_path: Option<PathBuf>,
     /// `MaxSessions` (OpenSSH default 10).
     pub max_sessions: u32,
+    /// The host keys sshd presents, in its order of preference (default: ed25519 only).
+    pub host_keys: Vec<HostKeyKind>,
 }
 
 impl Default for SshdOptions {
@@ -85,6 +115,7 @@ impl Default for SshdOptions {
             netns: None,
             extra_path: None,
             max_sessions: 10,
+            host_keys: vec![HostKeyKind::Ed25519],
         }
     }
 }
@@ -115,7 +146,9 @@ impl TestHost {
             .expect("create the test host folder");
         // The login user must traverse it to read authorized_keys and use remote/.
         set_mode(dir.path(), 0o755);
-        keygen(&dir.path().join("host_ed25519"), &["-t", "ed25519"], "");
+        for kind in &options.host_keys {
+            keygen(&dir.path().join(kind.file_name()), kind.keygen_args(), "");
+        }
         let mut authorized = String::new();
         for key in ClientKey::ALL {
             let path = dir.path().join(key.file_name());
@@ -184,17 +217,51 @@ impl TestHost {
         run_ok(Command::new("chown").arg(TEST_USER).arg(path));
     }
 
-    /// The host's public key line (`ssh-ed25519 AAAA… comment`).
+    /// The host's (first) public key line (`ssh-ed25519 AAAA… comment`).
     pub fn host_public_key(&self) -> String {
-        read(&self.dir.path().join("host_ed25519.pub"))
+        let first = self
+            .options
+            .host_keys
+            .first()
+            .copied()
+            .unwrap_or(HostKeyKind::Ed25519);
+        self.host_public_key_of(first)
+    }
+
+    /// The public key line of the host key of `kind`.
+    pub fn host_public_key_of(&self, kind: HostKeyKind) -> String {
+        read(&self.dir.path().join(format!("{}.pub", kind.file_name())))
+    }
+
+    /// Replace every host key with a new one of `kind` and restart sshd on the same port, as an
+    /// instance re-imaged with another key type would look.
+    pub fn rotate_host_key_to(&mut self, kind: HostKeyKind) {
+        for old in &self.options.host_keys {
+            let path = self.dir.path().join(old.file_name());
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path.with_extension("pub"));
+        }
+        keygen(
+            &self.dir.path().join(kind.file_name()),
+            kind.keygen_args(),
+            "",
+        );
+        self.options.host_keys = vec![kind];
+        self.restart();
     }
 
     /// Replace the host key, as a re-imaged instance would. sshd reads it per connection.
     pub fn rotate_host_key(&self) {
-        let path = self.dir.path().join("host_ed25519");
+        let kind = self
+            .options
+            .host_keys
+            .first()
+            .copied()
+            .unwrap_or(HostKeyKind::Ed25519);
+        let path = self.dir.path().join(kind.file_name());
         let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_file(path.with_extension("pub"));
-        keygen(&path, &["-t", "ed25519"], "");
+        keygen(&path, kind.keygen_args(), "");
     }
 
     /// Kill sshd and every session it serves (the link drops), then start it again on the same
@@ -224,8 +291,7 @@ impl TestHost {
         let mut config = format!(
             "Port {port}
 ListenAddress {listen}
-HostKey {dir}/host_ed25519
-PidFile none
+{host_keys}PidFile none
 UsePAM no
 StrictModes no
 PubkeyAuthentication yes
@@ -242,6 +308,12 @@ PrintLastLog no
 LogLevel VERBOSE
 ",
             listen = self.options.listen,
+            host_keys = self
+                .options
+                .host_keys
+                .iter()
+                .map(|kind| format!("HostKey {dir}/{}\n", kind.file_name()))
+                .collect::<String>(),
             max_sessions = self.options.max_sessions,
         );
         if let Some(extra) = &self.options.extra_path {

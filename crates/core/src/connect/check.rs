@@ -10,7 +10,7 @@ use ts_rs::TS;
 
 use super::plan::{ConnectPlan, BOOT_WAIT};
 use super::ConnectError;
-use crate::ssh::{ConnectOptions, ConnectStep, SshError, SshTarget};
+use crate::ssh::{ConnectOptions, ConnectStep, KnownKey, SshError, SshTarget};
 use crate::target::CommandSpec;
 
 /// What a connection test ended in, when it ended in something the user must see or decide.
@@ -37,9 +37,14 @@ pub enum ConnectionCheck {
         port: u16,
         old_fingerprint: String,
         new_fingerprint: String,
+        /// The type of the key presented now (`ssh-rsa`, …).
+        new_algorithm: String,
         known_hosts: String,
         line: usize,
-        /// The command that removes the old line, for when the provider confirms a rebuild.
+        /// Every key recorded for the host, the one of the presented type first. A host known
+        /// by ed25519 that now offers only RSA shows up here with its ed25519 key.
+        recorded: Vec<KnownKey>,
+        /// The command that removes the old lines, for when the provider confirms a rebuild.
         forget_command: String,
     },
 }
@@ -137,30 +142,46 @@ fn verdict(err: SshError) -> Result<ConnectionCheck, ConnectError> {
         SshError::HostKeyChanged {
             host,
             port,
-            old_fingerprint,
             new_fingerprint,
-            known_hosts,
-            line,
+            new_algorithm,
+            recorded,
         } => {
             let name = if port == 22 {
                 host.clone()
             } else {
                 format!("[{host}]:{port}")
             };
-            let forget_command = crate::shell::join([
-                "ssh-keygen",
-                "-R",
-                name.as_str(),
-                "-f",
-                &known_hosts.display().to_string(),
-            ]);
+            let Some(first) = recorded.first().cloned() else {
+                return Err(SshError::HostKeyChanged {
+                    host,
+                    port,
+                    new_fingerprint,
+                    new_algorithm,
+                    recorded,
+                }
+                .into());
+            };
+            // One `ssh-keygen -R` per file that holds a line for the host.
+            let mut files: Vec<String> = Vec::new();
+            for key in &recorded {
+                if !files.contains(&key.known_hosts) {
+                    files.push(key.known_hosts.clone());
+                }
+            }
+            let forget_command = files
+                .iter()
+                .map(|file| crate::shell::join(["ssh-keygen", "-R", name.as_str(), "-f", file]))
+                .collect::<Vec<_>>()
+                .join(" && ");
             Ok(ConnectionCheck::HostKeyChanged {
                 host,
                 port,
-                old_fingerprint,
+                old_fingerprint: first.fingerprint,
                 new_fingerprint,
-                known_hosts: known_hosts.display().to_string(),
-                line,
+                new_algorithm,
+                known_hosts: first.known_hosts,
+                line: first.line,
+                recorded,
                 forget_command,
             })
         }
@@ -181,7 +202,6 @@ pub fn parse_hello(stdout: &str) -> RemoteHello {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
 
     use super::*;
 
@@ -226,10 +246,14 @@ mod tests {
         let check = verdict(SshError::HostKeyChanged {
             host: "gpu.example".into(),
             port: 40022,
-            old_fingerprint: "SHA256:old".into(),
             new_fingerprint: "SHA256:new".into(),
-            known_hosts: PathBuf::from("/home/me/My Files/known_hosts"),
-            line: 3,
+            new_algorithm: "ssh-ed25519".into(),
+            recorded: vec![KnownKey {
+                algorithm: "ssh-ed25519".into(),
+                fingerprint: "SHA256:old".into(),
+                known_hosts: "/home/me/My Files/known_hosts".into(),
+                line: 3,
+            }],
         })
         .expect("a changed key is an answer with data");
         let ConnectionCheck::HostKeyChanged {
@@ -251,6 +275,37 @@ mod tests {
             forget_command,
             "ssh-keygen -R '[gpu.example]:40022' -f '/home/me/My Files/known_hosts'",
             "the path with a space and the bracketed name must reach the shell quoted"
+        );
+    }
+
+    #[test]
+    fn a_host_known_in_two_files_gets_a_forget_command_for_each() {
+        let known = |file: &str| KnownKey {
+            algorithm: "ssh-ed25519".into(),
+            fingerprint: "SHA256:old".into(),
+            known_hosts: file.into(),
+            line: 1,
+        };
+        let check = verdict(SshError::HostKeyChanged {
+            host: "h".into(),
+            port: 22,
+            new_fingerprint: "SHA256:new".into(),
+            new_algorithm: "ssh-rsa".into(),
+            recorded: vec![known("/a/known_hosts"), known("/b/known_hosts")],
+        })
+        .expect("an answer");
+        let ConnectionCheck::HostKeyChanged {
+            forget_command,
+            recorded,
+            ..
+        } = check
+        else {
+            panic!("expected host_key_changed");
+        };
+        assert_eq!(recorded.len(), 2, "every recorded key reaches the dialog");
+        assert_eq!(
+            forget_command,
+            "ssh-keygen -R h -f /a/known_hosts && ssh-keygen -R h -f /b/known_hosts"
         );
     }
 

@@ -8,7 +8,10 @@ use ts_rs::TS;
 
 use super::plan::{AuthChoice, ConnectPlan};
 use super::ConnectError;
-use crate::ssh::{expand_tilde, passphrase_account, password_account, store_secret, Destination};
+use crate::ssh::{
+    expand_tilde, parse_ssh_command, passphrase_account, password_account, store_secret,
+    Destination,
+};
 use crate::store::ledger::{find_instance, rules_for};
 use crate::store::ssh_targets::{self, SshTargetRow};
 
@@ -68,7 +71,9 @@ pub async fn save_target(
     let instance_id = instance_id(conn, instance).await?;
     let row = SshTargetRow {
         instance_id,
-        ssh_command: plan.ssh_command.trim().to_owned(),
+        // Rebuilt from what was understood: words pasted after the host (a password, say)
+        // never reach the database.
+        ssh_command: parse_ssh_command(&plan.ssh_command)?.to_command_line(),
         auth_method: plan.auth.method().to_owned(),
         key_path: match &plan.auth {
             AuthChoice::Key { path } => Some(path.trim().to_owned()),

@@ -108,7 +108,11 @@ async fn saving_again_replaces_the_target_as_after_a_provider_restart() {
 async fn no_secret_ever_reaches_the_database() {
     let store = store_with("gpu-a").await;
     let mut conn = store.pool().acquire().await.expect("conn");
-    let mut plan = plan("ssh root@10.1.2.3", AuthChoice::Password);
+    // Pasted with the password after it, as people do when a provider shows both together.
+    let mut plan = plan(
+        "ssh -p 2222 root@10.1.2.3 pasted-pw-must-not-be-stored",
+        AuthChoice::Password,
+    );
     plan.secret = Some(Secret::new("pw-that-must-not-be-stored"));
     let destination = plan.destination().expect("resolves");
     let now = Utc
@@ -130,6 +134,14 @@ async fn no_secret_ever_reaches_the_database() {
     assert!(
         !rows[0].0.contains("pw-that-must-not-be-stored"),
         "the password must live only in the keychain: {rows:?}"
+    );
+    assert!(
+        !rows[0].0.contains("pasted-pw-must-not-be-stored"),
+        "words pasted after the host must not be stored: {rows:?}"
+    );
+    assert!(
+        rows[0].0.starts_with("ssh -p 2222 root@10.1.2.3|"),
+        "what was understood is kept: {rows:?}"
     );
 }
 

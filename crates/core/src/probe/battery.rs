@@ -252,10 +252,11 @@ fn settle(
                     .take(3)
                     .collect::<Vec<_>>()
                     .join(" | ");
+                // The instance's own words are stored with the run: no URL credentials.
                 let message = if tail.is_empty() {
                     why
                 } else {
-                    format!("{why} ({tail})")
+                    format!("{why} ({})", crate::redact::redact_urls(&tail))
                 };
                 (ProbeOutcome::Failed, Some(message), None)
             }
@@ -266,11 +267,7 @@ fn settle(
             None,
         ),
         Err(err) => {
-            let lost_connection = match &err {
-                TargetError::Connection(_) => true,
-                TargetError::Ssh(ssh) => ssh.is_connection_failure(),
-                TargetError::Timeout(_) | TargetError::Spawn(_) => false,
-            };
+            let lost_connection = err.is_connection_failure();
             let message = Some(err.to_string());
             (
                 ProbeOutcome::Failed,

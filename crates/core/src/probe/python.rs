@@ -111,7 +111,8 @@ pub fn pip_index_url(text: &str) -> Option<String> {
         if key == "index-url" || key.ends_with(".index-url") {
             let value = value.trim().trim_matches(|c| c == '\'' || c == '"').trim();
             if !value.is_empty() {
-                found = Some(value.to_owned());
+                // Facts are stored and shown: a token in the URL must not be.
+                found = Some(crate::redact::redact_urls(value).into_owned());
             }
         }
     }
@@ -135,7 +136,8 @@ pub(crate) fn parse_conda(part: Option<&PartOutput>) -> Option<CondaFacts> {
             .and_then(|v| v.as_array())
             .map(|a| {
                 a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .filter_map(|v| v.as_str())
+                    .map(|v| crate::redact::redact_urls(v).into_owned())
                     .collect()
             })
             .unwrap_or_default()
@@ -186,6 +188,22 @@ mod tests {
             Some("https://pypi.tuna.tsinghua.edu.cn/simple")
         );
         assert!(facts.has_python());
+    }
+
+    #[test]
+    fn credentials_in_the_pip_index_and_conda_channels_are_never_kept() {
+        let config = "[global]\nindex-url = https://__token__:glpat-must-not-leak@gitlab.example/api/v4/projects/7/packages/pypi/simple\n";
+        let url = pip_index_url(config).expect("an index is configured");
+        assert_eq!(
+            url, "https://***@gitlab.example/api/v4/projects/7/packages/pypi/simple",
+            "the host and path stay for the mirror finding; the token goes"
+        );
+        let text = "path=/opt/conda/bin/conda\n{\"channels\": [\"https://conda.anaconda.org/t/tk-must-not-leak/corp/linux-64\"]}";
+        let facts = parse_conda(Some(&part(text, 0))).expect("conda found");
+        assert_eq!(
+            facts.channels,
+            vec!["https://conda.anaconda.org/t/***/corp/linux-64"]
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@ use tokio::net::TcpStream;
 
 use super::auth::{authenticate, Credentials};
 use super::destination::Destination;
-use super::known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
+use super::jump::jump_host_credentials;
+use super::known_hosts::{fingerprint, prefer_known, HostKeyVerdict, KnownHosts, KnownKey};
 use super::quick_ack::QuickAckStream;
 use super::steps::{ConnectStep, StepObserver};
 use super::SshError;
@@ -35,6 +36,9 @@ pub struct ConnectOptions {
     pub reconnect_window: Duration,
     /// Keepalive interval when the destination sets none (`ServerAliveInterval`).
     pub keepalive: Duration,
+    /// How long a command or transfer waits for one of the connection's channels to free up
+    /// before giving up with `ssh.channels_busy`.
+    pub channel_wait: Duration,
     /// Receives each stage (TCP, handshake, host key, login) as it starts, ends or fails.
     pub observer: StepObserver,
 }
@@ -49,6 +53,7 @@ impl Default for ConnectOptions {
             boot_wait: Duration::ZERO,
             reconnect_window: Duration::from_secs(30),
             keepalive: Duration::from_secs(15),
+            channel_wait: Duration::from_secs(60),
             observer: StepObserver::default(),
         }
     }
@@ -108,17 +113,12 @@ impl client::Handler for HostKeyCheck {
                 fingerprint: presented,
                 algorithm: key.algorithm().to_string(),
             }),
-            HostKeyVerdict::Changed {
-                recorded,
-                file,
-                line,
-            } => Some(SshError::HostKeyChanged {
+            HostKeyVerdict::Changed { recorded } => Some(SshError::HostKeyChanged {
                 host: self.host.clone(),
                 port: self.port,
-                old_fingerprint: fingerprint(&recorded),
                 new_fingerprint: fingerprint(&key),
-                known_hosts: file,
-                line,
+                new_algorithm: key.algorithm().to_string(),
+                recorded: recorded.iter().map(KnownKey::from).collect(),
             }),
             HostKeyVerdict::Revoked { file } => Some(SshError::HostKeyRevoked {
                 host: self.host.clone(),
@@ -159,7 +159,8 @@ pub(crate) async fn connect_with_retry(
     }
 }
 
-/// One attempt: through every jump host in turn, then the destination.
+/// One attempt: through every jump host in turn, then the destination. Each jump host logs in
+/// with its own credentials (see `jump`); `credentials` go to the destination only.
 pub(crate) async fn connect(
     destination: &Destination,
     credentials: &Credentials,
@@ -167,7 +168,8 @@ pub(crate) async fn connect(
 ) -> Result<Connection, SshError> {
     let mut via: Option<Arc<Connection>> = None;
     for hop in &destination.jump {
-        let connection = connect_hop(hop, via.clone(), credentials, options).await?;
+        let hop_credentials = jump_host_credentials(hop);
+        let connection = connect_hop(hop, via.clone(), &hop_credentials, options).await?;
         via = Some(Arc::new(connection));
     }
     connect_hop(destination, via, credentials, options).await
@@ -179,7 +181,15 @@ async fn connect_hop(
     credentials: &Credentials,
     options: &ConnectOptions,
 ) -> Result<Connection, SshError> {
+    // Ask for the key types this host is known by first, so a host that also has keys of other
+    // types proves itself with the one we can check.
+    let known = options.known_hosts.known_algorithms(&hop.host, hop.port);
+    let preferred = russh::Preferred {
+        key: prefer_known(&russh::Preferred::DEFAULT.key, &known).into(),
+        ..russh::Preferred::DEFAULT
+    };
     let config = Arc::new(client::Config {
+        preferred,
         window_size: WINDOW_SIZE,
         maximum_packet_size: MAX_PACKET,
         keepalive_interval: Some(hop.keepalive.unwrap_or(options.keepalive)),

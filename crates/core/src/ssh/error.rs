@@ -60,20 +60,21 @@ pub enum SshError {
     },
 
     #[error(
-        "the host key of {host} has CHANGED: it was {old_fingerprint} (recorded in {}:{line}) and \
-         is now {new_fingerprint}. Nothing was sent. This happens when the provider rebuilt or \
-         re-imaged the instance, or gave its address to another machine; it can also mean someone \
-         is intercepting the connection. If the provider confirms the instance was rebuilt, \
-         remove the old line and connect again",
-        known_hosts.display()
+        "the host key of {host} has CHANGED: it is now {new_fingerprint} ({new_algorithm}) but \
+         {}. Nothing was sent. This happens when the provider rebuilt or re-imaged the instance, \
+         or gave its address to another machine; it can also mean someone is intercepting the \
+         connection. If the provider confirms the instance was rebuilt, remove the old lines and \
+         connect again",
+        recorded_list(recorded)
     )]
     HostKeyChanged {
         host: String,
         port: u16,
-        old_fingerprint: String,
         new_fingerprint: String,
-        known_hosts: PathBuf,
-        line: usize,
+        new_algorithm: String,
+        /// Every key recorded for the host, the one of the presented type first (a host may be
+        /// known by several types, or only by types it no longer offers). Never empty.
+        recorded: Vec<super::KnownKey>,
     },
 
     #[error("the host key of {host} ({fingerprint}) is marked @revoked in {}", known_hosts.display())]
@@ -124,6 +125,22 @@ pub enum SshError {
     #[error("the command did not finish within {0:?}")]
     CommandTimeout(Duration),
 
+    #[error(
+        "the commands printed more than {limit} bytes, more than Leasehold keeps in memory; \
+         they were stopped"
+    )]
+    OutputTooLarge { limit: usize },
+
+    #[error(
+        "all {channels} channels to {host} stayed busy for {after:?}: other commands or \
+         transfers are still running on this connection. Try again when they finish"
+    )]
+    ChannelsBusy {
+        host: String,
+        channels: usize,
+        after: Duration,
+    },
+
     #[error("file transfer failed on {path}: {message}")]
     Sftp { path: String, message: String },
 
@@ -132,6 +149,22 @@ pub enum SshError {
          Copy again to resume where it stopped"
     )]
     TransferStalled { path: String, after: Duration },
+
+    #[error(
+        "the instance sent the entry name {name:?} in {folder}, which would be written outside \
+         the folder you chose ({reason}). Nothing was copied"
+    )]
+    UnsafeRemoteName {
+        folder: String,
+        name: String,
+        reason: super::UnsafeName,
+    },
+
+    #[error(
+        "{path} grew past the {announced} bytes the instance announced while it was copied; \
+         the copy was stopped. Copy it again once it no longer changes"
+    )]
+    SizeExceeded { path: String, announced: u64 },
 
     #[error("{}: {message}", path.display())]
     LocalIo { path: PathBuf, message: String },
@@ -151,6 +184,20 @@ pub enum SshError {
 
     #[error("no port forward with id {0}")]
     UnknownForward(u64),
+}
+
+/// `SHA256:… (ssh-ed25519) is recorded in FILE:LINE`, for each recorded key.
+fn recorded_list(recorded: &[super::KnownKey]) -> String {
+    let keys: Vec<String> = recorded
+        .iter()
+        .map(|k| {
+            format!(
+                "{} ({}) is recorded in {}:{}",
+                k.fingerprint, k.algorithm, k.known_hosts, k.line
+            )
+        })
+        .collect();
+    keys.join(", ")
 }
 
 impl crate::Coded for SshError {
@@ -177,8 +224,12 @@ impl crate::Coded for SshError {
             Self::Disconnected { .. } => "ssh.disconnected",
             Self::Channel { .. } => "ssh.channel",
             Self::CommandTimeout(_) => "ssh.command_timeout",
+            Self::OutputTooLarge { .. } => "ssh.output_too_large",
+            Self::ChannelsBusy { .. } => "ssh.channels_busy",
             Self::Sftp { .. } => "ssh.sftp",
             Self::TransferStalled { .. } => "ssh.transfer_stalled",
+            Self::UnsafeRemoteName { .. } => "ssh.unsafe_remote_name",
+            Self::SizeExceeded { .. } => "ssh.size_exceeded",
             Self::LocalIo { .. } => "ssh.local_io",
             Self::ChecksumMismatch { .. } => "ssh.checksum_mismatch",
             Self::ForwardBind { .. } => "ssh.forward_bind",
@@ -202,9 +253,13 @@ impl SshError {
         !matches!(
             self,
             Self::CommandTimeout(_)
+                | Self::OutputTooLarge { .. }
+                | Self::ChannelsBusy { .. }
                 | Self::Sftp { .. }
                 | Self::TransferStalled { .. }
                 | Self::LocalIo { .. }
+                | Self::UnsafeRemoteName { .. }
+                | Self::SizeExceeded { .. }
                 | Self::ChecksumMismatch { .. }
                 | Self::ForwardBind { .. }
                 | Self::UnknownForward(_)
@@ -222,8 +277,14 @@ impl SshError {
     }
 }
 
+impl crate::target::TransportError for SshError {
+    fn is_connection_failure(&self) -> bool {
+        SshError::is_connection_failure(self)
+    }
+}
+
 impl From<SshError> for crate::target::TargetError {
     fn from(err: SshError) -> Self {
-        Self::Ssh(Box::new(err))
+        Self::Transport(Box::new(err))
     }
 }

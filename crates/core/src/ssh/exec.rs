@@ -122,12 +122,14 @@ pub(crate) async fn run_on_channel(
 /// `end` (or the channel closes). For scripts that announce their own end, and so need neither
 /// the server's reply to the exec request nor the exit status: each is a small TCP segment that
 /// sshd (Nagle on, without a terminal) holds back until the previous one is acknowledged, which
-/// costs a round trip plus the delayed ACK.
+/// costs a round trip plus the delayed ACK. More than `cap` bytes on either stream ends the
+/// command: the output is one frame to be split, so a cut one would be read wrongly.
 pub(crate) async fn collect_until(
     channel: Channel<Msg>,
     host: &str,
     command: &str,
     timeout: Duration,
+    cap: usize,
     end: &[u8],
 ) -> Result<CommandOutput, SshError> {
     let channel_error = |err: russh::Error| SshError::Channel {
@@ -145,23 +147,31 @@ pub(crate) async fn collect_until(
         while let Some(message) = reader.wait().await {
             match message {
                 ChannelMsg::Data { data } => {
+                    if output.stdout.len() + data.len() > cap {
+                        return Err(SshError::OutputTooLarge { limit: cap });
+                    }
                     output.stdout.extend_from_slice(&data);
                     if output.stdout.ends_with(end) {
                         break;
                     }
                 }
-                ChannelMsg::ExtendedData { data, ext: 1 } => output.stderr.extend_from_slice(&data),
+                ChannelMsg::ExtendedData { data, ext: 1 } => {
+                    if output.stderr.len() + data.len() > cap {
+                        return Err(SshError::OutputTooLarge { limit: cap });
+                    }
+                    output.stderr.extend_from_slice(&data);
+                }
                 ChannelMsg::ExitStatus { exit_status } => output.exit_status = Some(exit_status),
                 _ => {}
             }
         }
-        output
+        Ok(output)
     };
     let outcome = tokio::time::timeout(timeout, read).await;
-    if outcome.is_err() {
+    if !matches!(outcome, Ok(Ok(_))) {
         let _ = writer.signal(Sig::KILL).await;
     }
     // Done either way; the exit status and close still on their way are not needed.
     let _ = writer.close().await;
-    outcome.map_err(|_| SshError::CommandTimeout(timeout))
+    outcome.map_err(|_| SshError::CommandTimeout(timeout))?
 }

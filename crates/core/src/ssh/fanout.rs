@@ -21,6 +21,8 @@ use super::SshError;
 const SCRIPT_GRACE: Duration = Duration::from_secs(5);
 /// Written as a command's status when its own time limit ended it.
 const TIMED_OUT: &str = "timeout";
+/// Room for the marker lines framing one command's output.
+const FRAME_BYTES: usize = 1024;
 
 /// One fan-out channel's script and how to read its output back.
 pub(crate) struct FanOut<'a> {
@@ -106,7 +108,15 @@ impl<'a> FanOut<'a> {
             .map(|spec| spec.timeout)
             .max()
             .unwrap_or_default();
-        CommandSpec::new(shell::join(["sh", "-c", script.as_str()])).timeout(longest + SCRIPT_GRACE)
+        // Every command's own cap, plus the frame lines around each.
+        let cap = self
+            .specs
+            .iter()
+            .map(|spec| spec.output_cap.saturating_add(FRAME_BYTES))
+            .fold(FRAME_BYTES, usize::saturating_add);
+        CommandSpec::new(shell::join(["sh", "-c", script.as_str()]))
+            .timeout(longest + SCRIPT_GRACE)
+            .output_cap(cap)
     }
 
     /// Each command's result, in the order given. A command the script could not report (the

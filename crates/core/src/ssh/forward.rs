@@ -5,14 +5,14 @@
 //! user's network. Each forward survives reconnects: every new local connection asks the target
 //! for its live SSH connection.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use serde::{Deserialize, Serialize};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::{AbortHandle, JoinSet};
+use tokio::task::JoinSet;
 use ts_rs::TS;
 
+use super::forward_table::ForwardInfo;
 use super::target::SshTarget;
 use super::SshError;
 
@@ -49,68 +49,6 @@ impl ForwardPreset {
     }
 }
 
-/// One active forward.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[ts(export)]
-pub struct ForwardInfo {
-    pub id: u64,
-    pub local_port: u16,
-    pub remote_host: String,
-    pub remote_port: u16,
-    /// `http://127.0.0.1:PORT/` for "open in browser".
-    pub url: String,
-}
-
-/// The forwards of one target. A std mutex: it is never held across an `.await`.
-#[derive(Default)]
-pub(crate) struct ForwardTable {
-    next_id: AtomicU64,
-    entries: std::sync::Mutex<Vec<(ForwardInfo, AbortHandle)>>,
-}
-
-impl ForwardTable {
-    fn insert(&self, info: ForwardInfo, task: AbortHandle) {
-        if let Ok(mut entries) = self.entries.lock() {
-            entries.push((info, task));
-        }
-    }
-
-    pub(crate) fn list(&self) -> Vec<ForwardInfo> {
-        self.entries
-            .lock()
-            .map(|entries| entries.iter().map(|(info, _)| info.clone()).collect())
-            .unwrap_or_default()
-    }
-
-    pub(crate) fn close(&self, id: u64) -> Result<(), SshError> {
-        let mut entries = self
-            .entries
-            .lock()
-            .map_err(|_| SshError::UnknownForward(id))?;
-        let index = entries
-            .iter()
-            .position(|(info, _)| info.id == id)
-            .ok_or(SshError::UnknownForward(id))?;
-        let (_, task) = entries.remove(index);
-        task.abort();
-        Ok(())
-    }
-
-    pub(crate) fn close_all(&self) {
-        if let Ok(mut entries) = self.entries.lock() {
-            for (_, task) in entries.drain(..) {
-                task.abort();
-            }
-        }
-    }
-}
-
-impl Drop for ForwardTable {
-    fn drop(&mut self) {
-        self.close_all();
-    }
-}
-
 impl SshTarget {
     /// Listen on `127.0.0.1:local_port` (0 picks a free port) and carry each connection to
     /// `remote_host:remote_port` as seen from the instance.
@@ -134,7 +72,7 @@ impl SshTarget {
             })?
             .port();
         let info = ForwardInfo {
-            id: self.forwards.next_id.fetch_add(1, Ordering::Relaxed) + 1,
+            id: self.forwards.next_id(),
             local_port: bound,
             remote_host: remote_host.to_owned(),
             remote_port,

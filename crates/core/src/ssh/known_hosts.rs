@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 use hmac::{Hmac, Mac};
 use russh::keys::ssh_key::known_hosts::{Entry, HostPatterns, Marker};
-use russh::keys::{HashAlg, PublicKey};
+use russh::keys::{Algorithm, HashAlg, PublicKey};
+use serde::Serialize;
 use sha1::Sha1;
+use ts_rs::TS;
 
 use super::SshError;
 
@@ -27,16 +29,46 @@ pub struct KnownHosts {
 pub enum HostKeyVerdict {
     /// A matching line exists.
     Trusted,
-    /// No line for this host and key type: first contact.
+    /// No line for this host at all: first contact.
     Unknown,
-    /// A line for this host and key type holds a different key.
-    Changed {
-        recorded: Box<PublicKey>,
-        file: PathBuf,
-        line: usize,
-    },
+    /// Lines for this host hold other keys: a different key of the presented type, or keys of
+    /// other types only (the host stopped offering every type we know it by — OpenSSH would
+    /// have negotiated a known type, so this is a change, never a first contact). Keys of the
+    /// presented type come first.
+    Changed { recorded: Vec<RecordedKey> },
     /// The presented key is marked `@revoked`.
     Revoked { file: PathBuf },
+}
+
+/// A host key found in a known_hosts file, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedKey {
+    pub key: PublicKey,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// A recorded key as the user is shown it when a host key changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct KnownKey {
+    /// `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`, …
+    pub algorithm: String,
+    /// `SHA256:…`
+    pub fingerprint: String,
+    pub known_hosts: String,
+    pub line: usize,
+}
+
+impl From<&RecordedKey> for KnownKey {
+    fn from(recorded: &RecordedKey) -> Self {
+        Self {
+            algorithm: recorded.key.algorithm().to_string(),
+            fingerprint: fingerprint(&recorded.key),
+            known_hosts: recorded.file.display().to_string(),
+            line: recorded.line,
+        }
+    }
 }
 
 impl KnownHosts {
@@ -69,8 +101,51 @@ impl KnownHosts {
 
     /// Judge `key` presented by `host:port`.
     pub fn check(&self, host: &str, port: u16, key: &PublicKey) -> HostKeyVerdict {
+        let mut recorded = Vec::new();
+        for (entry, file, line) in self.entries_for(host, port) {
+            let known = entry.public_key();
+            match entry.marker() {
+                Some(Marker::Revoked) if same_key(known, key) => {
+                    return HostKeyVerdict::Revoked { file };
+                }
+                Some(_) => continue,
+                None => {}
+            }
+            if same_key(known, key) {
+                return HostKeyVerdict::Trusted;
+            }
+            recorded.push(RecordedKey {
+                key: known.clone(),
+                file,
+                line,
+            });
+        }
+        if recorded.is_empty() {
+            return HostKeyVerdict::Unknown;
+        }
+        // The key this one replaced (same type) first; then the types the host no longer offers.
+        recorded.sort_by_key(|r| !same_family(&r.key.algorithm(), &key.algorithm()));
+        HostKeyVerdict::Changed { recorded }
+    }
+
+    /// The key types recorded for `host:port` (revoked and CA lines aside), in file order: the
+    /// ones to ask the server for first, as OpenSSH orders `HostKeyAlgorithms`.
+    pub fn known_algorithms(&self, host: &str, port: u16) -> Vec<Algorithm> {
+        let mut algorithms: Vec<Algorithm> = Vec::new();
+        for (entry, _, _) in self.entries_for(host, port) {
+            let algorithm = entry.public_key().algorithm();
+            if entry.marker().is_none() && !algorithms.contains(&algorithm) {
+                algorithms.push(algorithm);
+            }
+        }
+        algorithms
+    }
+
+    /// Every readable line of every consulted file that names `host:port`, with its file and
+    /// line number.
+    fn entries_for(&self, host: &str, port: u16) -> Vec<(Entry, PathBuf, usize)> {
         let name = host_port_name(host, port);
-        let mut changed = None;
+        let mut found = Vec::new();
         for file in &self.consulted {
             let Ok(text) = std::fs::read_to_string(file) else {
                 continue;
@@ -84,31 +159,12 @@ impl KnownHosts {
                     tracing::debug!(file = %file.display(), line = index + 1, "skipping unreadable known_hosts line");
                     continue;
                 };
-                if !patterns_match(entry.host_patterns(), &name) {
-                    continue;
+                if patterns_match(entry.host_patterns(), &name) {
+                    found.push((entry, file.clone(), index + 1));
                 }
-                let recorded = entry.public_key();
-                match entry.marker() {
-                    Some(Marker::Revoked) if same_key(recorded, key) => {
-                        return HostKeyVerdict::Revoked { file: file.clone() };
-                    }
-                    Some(_) => continue,
-                    None => {}
-                }
-                if recorded.algorithm() != key.algorithm() {
-                    continue;
-                }
-                if same_key(recorded, key) {
-                    return HostKeyVerdict::Trusted;
-                }
-                changed.get_or_insert_with(|| HostKeyVerdict::Changed {
-                    recorded: Box::new(recorded.clone()),
-                    file: file.clone(),
-                    line: index + 1,
-                });
             }
         }
-        changed.unwrap_or(HostKeyVerdict::Unknown)
+        found
     }
 
     /// Record `key` for `host:port` in the app's file (creating it and its folder).
@@ -148,6 +204,27 @@ pub fn fingerprint(key: &PublicKey) -> String {
 
 fn same_key(a: &PublicKey, b: &PublicKey) -> bool {
     a.key_data() == b.key_data()
+}
+
+/// One key type, whatever signature hash it is used with (`ssh-rsa` keys sign as
+/// `rsa-sha2-512` and `rsa-sha2-256` too).
+fn same_family(a: &Algorithm, b: &Algorithm) -> bool {
+    match (a, b) {
+        (Algorithm::Rsa { .. }, Algorithm::Rsa { .. }) => true,
+        _ => a == b,
+    }
+}
+
+/// `preferred` reordered so the key types already known for a host come first (keeping their
+/// relative order), as OpenSSH does: a host known by its ed25519 key that also has an RSA key
+/// is asked for the ed25519 one, and a host known only by RSA is asked for RSA.
+pub(crate) fn prefer_known(preferred: &[Algorithm], known: &[Algorithm]) -> Vec<Algorithm> {
+    let (mut first, rest): (Vec<Algorithm>, Vec<Algorithm>) = preferred
+        .iter()
+        .cloned()
+        .partition(|algorithm| known.iter().any(|k| same_family(k, algorithm)));
+    first.extend(rest);
+    first
 }
 
 /// OpenSSH writes non-standard ports as `[host]:port`.
@@ -221,6 +298,7 @@ mod tests {
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOwUaK+WnyHoHxwZScL/xkJN4MFNJ706Tc8IdHZM9+e";
     const KEY_B: &str =
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB6yMsubqer5F+9xRNzB5OUR9W+D/OcsvSzFuL0DWsNE";
+    const KEY_ECDSA: &str = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBNudzCpmS8DZinO1cLsHlq/uJgVDBXKv+bzFrAt3xS6wrAYXPo7wk3xueMDVvPsMwHsDh97w+GexSPFIY7W1S3M=";
 
     fn key(text: &str) -> PublicKey {
         PublicKey::from_openssh(text).expect("test key parses")
@@ -243,9 +321,13 @@ mod tests {
             HostKeyVerdict::Trusted
         );
         match hosts.check("10.0.0.1", 2222, &key(KEY_B)) {
-            HostKeyVerdict::Changed { recorded, line, .. } => {
-                assert_eq!(*recorded, key(KEY_A), "the old key must be reported");
-                assert_eq!(line, 4, "line numbers count blank and comment lines");
+            HostKeyVerdict::Changed { recorded } => {
+                assert_eq!(recorded.len(), 1);
+                assert_eq!(recorded[0].key, key(KEY_A), "the old key must be reported");
+                assert_eq!(
+                    recorded[0].line, 4,
+                    "line numbers count blank and comment lines"
+                );
             }
             other => panic!("a different key must be a change, got {other:?}"),
         }
@@ -253,6 +335,83 @@ mod tests {
             hosts.check("10.0.0.1", 22, &key(KEY_A)),
             HostKeyVerdict::Unknown,
             "another port is another host"
+        );
+    }
+
+    #[test]
+    fn a_key_of_another_type_for_a_known_host_is_a_change_not_a_first_contact() {
+        let (_dir, hosts) = file_with(&format!("[10.0.0.1]:2222 {KEY_A}\n"));
+        match hosts.check("10.0.0.1", 2222, &key(KEY_ECDSA)) {
+            HostKeyVerdict::Changed { recorded } => {
+                assert_eq!(recorded.len(), 1);
+                assert_eq!(
+                    recorded[0].key,
+                    key(KEY_A),
+                    "the known ed25519 key is named"
+                );
+                assert_eq!(KnownKey::from(&recorded[0]).algorithm, "ssh-ed25519");
+            }
+            other => panic!("only another type offered must be a change, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_replaced_key_of_the_same_type_is_named_first() {
+        let (_dir, hosts) = file_with(&format!(
+            "[10.0.0.1]:2222 {KEY_ECDSA}\n[10.0.0.1]:2222 {KEY_A}\n"
+        ));
+        let HostKeyVerdict::Changed { recorded } = hosts.check("10.0.0.1", 2222, &key(KEY_B))
+        else {
+            panic!("a new ed25519 key is a change");
+        };
+        assert_eq!(recorded[0].key, key(KEY_A), "same type first");
+        assert_eq!(
+            recorded[1].key,
+            key(KEY_ECDSA),
+            "then the other recorded types"
+        );
+        assert_eq!(
+            hosts.known_algorithms("10.0.0.1", 2222),
+            vec![
+                Algorithm::Ecdsa {
+                    curve: russh::keys::EcdsaCurve::NistP256
+                },
+                Algorithm::Ed25519
+            ]
+        );
+    }
+
+    #[test]
+    fn known_types_are_asked_for_first() {
+        let default = [
+            Algorithm::Ed25519,
+            Algorithm::Ecdsa {
+                curve: russh::keys::EcdsaCurve::NistP256,
+            },
+            Algorithm::Rsa {
+                hash: Some(HashAlg::Sha512),
+            },
+            Algorithm::Rsa { hash: None },
+        ];
+        let rsa_known = prefer_known(&default, &[Algorithm::Rsa { hash: None }]);
+        assert_eq!(
+            rsa_known,
+            vec![
+                Algorithm::Rsa {
+                    hash: Some(HashAlg::Sha512)
+                },
+                Algorithm::Rsa { hash: None },
+                Algorithm::Ed25519,
+                Algorithm::Ecdsa {
+                    curve: russh::keys::EcdsaCurve::NistP256
+                },
+            ],
+            "every RSA signature type moves up, in its own order"
+        );
+        assert_eq!(
+            prefer_known(&default, &[]),
+            default.to_vec(),
+            "nothing known: as is"
         );
     }
 

@@ -12,13 +12,17 @@ mod destination;
 mod error;
 mod exec;
 mod fanout;
+mod file_io;
 mod forward;
+mod forward_table;
+mod jump;
 mod keygen;
 mod known_hosts;
 mod open;
 mod parse;
 mod pty;
 mod quick_ack;
+mod safe_name;
 mod secrets;
 mod sftp;
 mod steps;
@@ -34,12 +38,14 @@ pub use destination::{
 };
 pub use error::SshError;
 pub use exec::{remote_command_line, ExitReport};
-pub use forward::{ForwardInfo, ForwardPreset};
+pub use forward::ForwardPreset;
+pub use forward_table::ForwardInfo;
 pub use keygen::{default_key_path, generate_ed25519, GeneratedKey};
-pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts};
+pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts, KnownKey, RecordedKey};
 pub use open::ConnectRequest;
 pub use parse::{parse_ssh_command, JumpHost, SshCommand, SshCommandSummary};
 pub use pty::{PtyEvent, PtyReader, PtySession, PtyWriter};
+pub use safe_name::{check_entry_name, local_child, UnsafeName};
 pub use secrets::{
     forget_secret, passphrase_account, password_account, store_secret, stored_secret,
 };

@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::auth::{Credentials, KeyFile, Secret};
+use super::auth::{Credentials, Secret};
 use super::connect::ConnectOptions;
 use super::destination::{load_user_config, Destination};
 use super::known_hosts::KnownHosts;
 use super::parse::parse_ssh_command;
-use super::secrets::{passphrase_account, password_account, stored_secret};
+use super::secrets::{password_account, stored_secret, with_stored_passphrases};
 use super::target::SshTarget;
 use super::SshError;
 
@@ -49,16 +49,7 @@ impl ConnectRequest {
             .clone()
             .or_else(|| stored_secret(&password_account(&destination)));
         let mut credentials = Credentials::like_openssh(&identity_files, password);
-        credentials.keys = credentials
-            .keys
-            .into_iter()
-            .map(|key| KeyFile {
-                passphrase: key
-                    .passphrase
-                    .or_else(|| stored_secret(&passphrase_account(&key.path))),
-                path: key.path,
-            })
-            .collect();
+        credentials.keys = with_stored_passphrases(credentials.keys);
         let mut options = ConnectOptions {
             accept_new_host_key: self.accept_new_host_key,
             boot_wait: self.boot_wait,

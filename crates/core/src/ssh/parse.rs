@@ -53,6 +53,41 @@ pub struct SshCommandSummary {
 }
 
 impl SshCommand {
+    /// The command rebuilt from what was understood — where and as whom to connect, and how —
+    /// without the options that change nothing and the remote command words, where a pasted
+    /// password would land. This, never the pasted line, is what gets stored.
+    pub fn to_command_line(&self) -> String {
+        let mut words: Vec<String> = vec!["ssh".to_owned()];
+        if let Some(port) = self.port {
+            words.extend(["-p".to_owned(), port.to_string()]);
+        }
+        for file in &self.identity_files {
+            words.extend(["-i".to_owned(), file.clone()]);
+        }
+        if !self.jump.is_empty() {
+            words.extend(["-J".to_owned(), self.jump.join(",")]);
+        }
+        if let Some(name) = &self.host_name {
+            words.extend(["-o".to_owned(), format!("HostName={name}")]);
+        }
+        if let Some(seconds) = self.server_alive_interval {
+            words.extend(["-o".to_owned(), format!("ServerAliveInterval={seconds}")]);
+        }
+        if let Some(seconds) = self.connect_timeout {
+            words.extend(["-o".to_owned(), format!("ConnectTimeout={seconds}")]);
+        }
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        words.push(match &self.user {
+            Some(user) => format!("{user}@{host}"),
+            None => host,
+        });
+        crate::shell::join(words.iter().map(String::as_str))
+    }
+
     pub fn summary(&self) -> SshCommandSummary {
         SshCommandSummary {
             host: self.host.clone(),
@@ -74,12 +109,10 @@ fn bad(part: impl Into<String>, problem: impl Into<String>) -> SshError {
 
 /// Parse a pasted `ssh …` command line. The leading `ssh` may be left out.
 pub fn parse_ssh_command(input: &str) -> Result<SshCommand, SshError> {
-    let words = shlex::split(input.trim()).ok_or_else(|| {
-        bad(
-            input.trim(),
-            "unbalanced quotes; paste the command exactly as given",
-        )
-    })?;
+    // Errors name the offending option or word, never the whole input: a pasted line can carry
+    // a password (`… root@h MyPassw0rd`), and errors reach logs.
+    let words = shlex::split(input.trim())
+        .ok_or_else(|| bad("", "unbalanced quotes; paste the command exactly as given"))?;
     let mut rest = words.as_slice();
     let Some(first) = rest.first() else {
         return Err(bad("", "the command is empty"));
@@ -133,7 +166,10 @@ pub fn parse_ssh_command(input: &str) -> Result<SshCommand, SshError> {
                     apply_option(&mut parsed, letter, &value)?;
                     break;
                 } else {
-                    return Err(bad(word.as_str(), format!("ssh has no option -{letter}")));
+                    return Err(bad(
+                        format!("-{letter}"),
+                        format!("ssh has no option -{letter}"),
+                    ));
                 }
             }
             continue;
@@ -149,7 +185,7 @@ pub fn parse_ssh_command(input: &str) -> Result<SshCommand, SshError> {
     }
     let Some(destination) = destination else {
         return Err(bad(
-            input.trim(),
+            "",
             "no destination: expected user@host after the options",
         ));
     };
@@ -466,6 +502,56 @@ mod tests {
             parse_ssh_command("   "),
             Err(SshError::BadCommand { .. })
         ));
+    }
+
+    #[test]
+    fn errors_never_repeat_the_whole_pasted_line() {
+        for input in [
+            "ssh 'root@h pw-must-not-leak",
+            "ssh -p 22 root@h pw-must-not-leak 'unclosed",
+            "ssh -Zpw-must-not-leak root@h",
+            "ssh -p 22 -- ",
+        ] {
+            let err = parse_ssh_command(input).expect_err("rejected");
+            for text in [err.to_string(), format!("{err:?}")] {
+                assert!(
+                    !text.contains("pw-must-not-leak") && !text.contains(input.trim()),
+                    "{input:?}: the error must not echo the input: {text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_stored_command_keeps_what_was_understood_and_drops_trailing_words() {
+        for (pasted, stored) in [
+            (
+                "ssh -p 40022 root@region-9.autodl.com MyPassw0rd!",
+                "ssh -p 40022 root@region-9.autodl.com",
+            ),
+            (
+                "ssh root@1.2.3.4 -i '~/keys/my key' -L 8888:localhost:8888 -o ServerAliveInterval=30",
+                "ssh -i '~/keys/my key' -o 'ServerAliveInterval=30' root@1.2.3.4",
+            ),
+            (
+                "ssh ssh://alice@[2001:db8::1]:2200",
+                "ssh -p 2200 'alice@[2001:db8::1]'",
+            ),
+            ("ssh -J ops@b1,b2:2222 gpu", "ssh -J 'ops@b1,b2:2222' gpu"),
+        ] {
+            let parsed = parse_ssh_command(pasted).expect("parses");
+            let line = parsed.to_command_line();
+            assert_eq!(line, stored, "{pasted:?}");
+            let again = parse_ssh_command(&line).expect("the stored line parses");
+            assert_eq!(
+                SshCommand {
+                    ignored: Vec::new(),
+                    ..parsed
+                },
+                again,
+                "{pasted:?}: storing loses nothing that matters"
+            );
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::auth::Secret;
+use super::auth::{KeyFile, Secret};
 use super::destination::Destination;
 use super::SshError;
 
@@ -33,6 +33,18 @@ pub fn stored_secret(account: &str) -> Option<Secret> {
             None
         }
     }
+}
+
+/// Key files with the passphrase each was given, or else the one the keychain keeps for it.
+pub(crate) fn with_stored_passphrases(keys: Vec<KeyFile>) -> Vec<KeyFile> {
+    keys.into_iter()
+        .map(|key| KeyFile {
+            passphrase: key
+                .passphrase
+                .or_else(|| stored_secret(&passphrase_account(&key.path))),
+            path: key.path,
+        })
+        .collect()
 }
 
 /// Save (or replace) a secret, e.g. after AutoDL changed the root password.

@@ -18,9 +18,11 @@ use super::connect::{connect_with_retry, ConnectOptions, Connection};
 use super::destination::Destination;
 use super::exec::{collect_until, remote_command_line, run_on_channel, ExitReport};
 use super::fanout::FanOut;
-use super::forward::ForwardTable;
+use super::forward_table::ForwardTable;
 use super::SshError;
-use crate::target::{CommandOutput, CommandSpec, OutputStream, Target, TargetError};
+use crate::target::{
+    CommandOutput, CommandSpec, OutputCollector, OutputStream, Target, TargetError,
+};
 
 /// Session channels open at once on one connection; below OpenSSH's default MaxSessions of 10
 /// so a PTY or SFTP channel opened by the UI still fits.
@@ -158,11 +160,14 @@ impl SshTarget {
     pub(crate) async fn session_channel(
         &self,
     ) -> Result<(Channel<Msg>, OwnedSemaphorePermit), SshError> {
-        let permit = self
-            .channel_slots
-            .clone()
-            .acquire_owned()
+        let wait = self.options.channel_wait;
+        let permit = tokio::time::timeout(wait, self.channel_slots.clone().acquire_owned())
             .await
+            .map_err(|_| SshError::ChannelsBusy {
+                host: self.destination.host.clone(),
+                channels: MAX_CHANNELS,
+                after: wait,
+            })?
             .map_err(|_| SshError::Disconnected {
                 host: self.destination.host.clone(),
                 message: "the target was shut down".to_owned(),
@@ -222,17 +227,14 @@ impl SshTarget {
     }
 
     /// Run one command and collect its output (each byte is held once, in the result).
+    /// Output beyond `spec.output_cap` per stream is dropped and marked, never held.
     pub async fn exec(&self, spec: &CommandSpec) -> Result<CommandOutput, SshError> {
-        let mut output = CommandOutput::default();
+        let mut collector = OutputCollector::new(spec.output_cap);
         let report = {
-            let mut sink = |stream: OutputStream, chunk: &[u8]| match stream {
-                OutputStream::Stdout => output.stdout.extend_from_slice(chunk),
-                OutputStream::Stderr => output.stderr.extend_from_slice(chunk),
-            };
+            let mut sink = |stream: OutputStream, chunk: &[u8]| collector.push(stream, chunk);
             self.exec_streaming(spec, None, &mut sink).await?
         };
-        output.exit_status = report.status;
-        Ok(output)
+        Ok(collector.finish(report.status))
     }
 }
 
@@ -260,8 +262,15 @@ impl SshTarget {
         let spec = fan.command();
         let (channel, _permit) = self.session_channel().await?;
         let host = &self.destination.host;
-        let output =
-            collect_until(channel, host, &spec.script, spec.timeout, &fan.end_line()).await?;
+        let output = collect_until(
+            channel,
+            host,
+            &spec.script,
+            spec.timeout,
+            spec.output_cap,
+            &fan.end_line(),
+        )
+        .await?;
         if !output.stdout.ends_with(&fan.end_line()) && self.link_is_down().await {
             return Err(SshError::Disconnected {
                 host: host.clone(),

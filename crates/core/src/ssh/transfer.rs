@@ -12,6 +12,8 @@ use russh_sftp::client::SftpSession;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
+use super::file_io::{local_error, sftp_error, within, Copied, Planned, CHUNK};
+use super::safe_name::local_child;
 use super::sftp::{
     remote_join, remote_path, ProgressSink, ProgressThrottle, Sftp, TransferOptions, TransferReport,
 };
@@ -19,52 +21,6 @@ use super::target::SshTarget;
 use super::upload::{upload_file, TWO_LANES_FROM};
 use super::SshError;
 use crate::target::CommandSpec;
-
-/// Local reads and writes move this much at a time.
-pub(crate) const CHUNK: usize = 1024 * 1024;
-
-/// One file of a transfer: where it comes from and goes to, and its size.
-pub(crate) struct Planned {
-    pub(crate) local: PathBuf,
-    pub(crate) remote: String,
-    pub(crate) size: u64,
-}
-
-/// A file after copying: its local SHA-256 and whether it was resumed.
-pub(crate) struct Copied {
-    pub(crate) sha256: String,
-    pub(crate) resumed: u64,
-}
-
-pub(crate) fn sftp_error(path: &str, err: impl std::fmt::Display) -> SshError {
-    SshError::Sftp {
-        path: path.to_owned(),
-        message: err.to_string(),
-    }
-}
-
-/// Run one read or write of remote data, giving up when nothing moves for `stall` (a dead link
-/// can leave TCP retrying for many minutes; the user would rather resume).
-pub(crate) async fn within<T>(
-    stall: Duration,
-    path: &str,
-    operation: impl std::future::Future<Output = std::io::Result<T>>,
-) -> Result<T, SshError> {
-    match tokio::time::timeout(stall, operation).await {
-        Ok(result) => result.map_err(|err| sftp_error(path, err)),
-        Err(_) => Err(SshError::TransferStalled {
-            path: path.to_owned(),
-            after: stall,
-        }),
-    }
-}
-
-pub(crate) fn local_error(path: &Path, err: &std::io::Error) -> SshError {
-    SshError::LocalIo {
-        path: path.to_owned(),
-        message: err.to_string(),
-    }
-}
 
 impl SshTarget {
     /// Copy a local file or folder to exactly `remote` (a folder's contents go into `remote`).
@@ -362,6 +318,11 @@ fn plan_upload(local: &Path, remote: &str) -> Result<(Vec<Planned>, Vec<String>)
     Ok((files, dirs))
 }
 
+/// Deepest folder a download walks into.
+const MAX_DEPTH: usize = 256;
+/// Most files and folders one download plans.
+const MAX_ENTRIES: usize = 2_000_000;
+
 async fn plan_download(
     sftp: &SftpSession,
     remote: &str,
@@ -382,8 +343,19 @@ async fn plan_download(
     }
     let mut files = Vec::new();
     let mut dirs = vec![local.to_owned()];
-    let mut stack = vec![(remote.to_owned(), local.to_owned())];
-    while let Some((dir, local_dir)) = stack.pop() {
+    let mut stack = vec![(remote.to_owned(), local.to_owned(), 0usize)];
+    while let Some((dir, local_dir, depth)) = stack.pop() {
+        // The instance decides how deep and wide the tree is; an endless one must not be
+        // walked forever.
+        if depth > MAX_DEPTH || files.len() + dirs.len() > MAX_ENTRIES {
+            return Err(sftp_error(
+                &dir,
+                format!(
+                    "the folder is deeper than {MAX_DEPTH} levels or holds more than \
+                     {MAX_ENTRIES} entries; copy a smaller part of it"
+                ),
+            ));
+        }
         let entries = sftp
             .read_dir(dir.clone())
             .await
@@ -395,12 +367,18 @@ async fn plan_download(
             if name == "." || name == ".." {
                 continue;
             }
+            // Checked for the whole tree before anything is written.
+            let target =
+                local_child(&local_dir, &name).map_err(|reason| SshError::UnsafeRemoteName {
+                    folder: dir.clone(),
+                    name: name.clone(),
+                    reason,
+                })?;
             let source = remote_join(&dir, &name);
-            let target = local_dir.join(&name);
             let meta = entry.metadata();
             if meta.is_dir() {
                 dirs.push(target.clone());
-                stack.push((source, target));
+                stack.push((source, target, depth + 1));
             } else if meta.file_type().is_file() {
                 files.push(Planned {
                     local: target,
@@ -480,10 +458,20 @@ async fn download_file(
             .map_err(|err| sftp_error(&file.remote, err))?;
     }
     progress.advance(local_size);
+    let mut received = local_size;
     loop {
         let n = within(stall, &file.remote, remote.read(&mut buffer)).await?;
         if n == 0 {
             break;
+        }
+        // The size was announced when the copy was planned; a file that keeps growing (a log
+        // still being written, or a server that never ends the file) would fill the disk here.
+        received += n as u64;
+        if received > file.size {
+            return Err(SshError::SizeExceeded {
+                path: file.remote.clone(),
+                announced: file.size,
+            });
         }
         hasher.update(&buffer[..n]);
         local

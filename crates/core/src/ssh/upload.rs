@@ -15,8 +15,8 @@ use russh_sftp::protocol::{FileAttributes, OpenFlags};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
+use super::file_io::{local_error, sftp_error, within, Copied, Planned, CHUNK};
 use super::sftp::{ProgressThrottle, BYTES_IN_FLIGHT};
-use super::transfer::{local_error, sftp_error, within, Copied, Planned, CHUNK};
 use super::SshError;
 
 /// One SFTP write request's worth of data.

@@ -2,7 +2,7 @@ use futures::FutureExt;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
-use super::{CommandOutput, CommandSpec, OutputStream, Target, TargetError};
+use super::{CommandOutput, CommandSpec, OutputCollector, OutputStream, Target, TargetError};
 
 /// This computer, through `sh -c` (or `bash -lc` for login-shell commands).
 #[derive(Debug, Default, Clone)]
@@ -14,16 +14,13 @@ impl Target for LocalTarget {
         spec: &'a CommandSpec,
     ) -> futures::future::BoxFuture<'a, Result<CommandOutput, TargetError>> {
         async move {
-            let mut command = shell_command(spec);
-            let output = tokio::time::timeout(spec.timeout, command.output())
-                .await
-                .map_err(|_| TargetError::Timeout(spec.timeout))?
-                .map_err(|err| TargetError::Spawn(err.to_string()))?;
-            Ok(CommandOutput {
-                stdout: output.stdout,
-                stderr: output.stderr,
-                exit_status: output.status.code().and_then(|c| u32::try_from(c).ok()),
-            })
+            // Through the streaming path, so output is capped as it arrives (never read whole).
+            let mut collector = OutputCollector::new(spec.output_cap);
+            let status = {
+                let mut sink = |stream: OutputStream, chunk: &[u8]| collector.push(stream, chunk);
+                self.run_streaming(spec, &mut sink).await?
+            };
+            Ok(collector.finish(status))
         }
         .boxed()
     }
@@ -144,6 +141,24 @@ mod tests {
             (stdout.as_slice(), stderr.as_slice()),
             (&b"a"[..], &b"b"[..])
         );
+    }
+
+    #[tokio::test]
+    async fn collected_output_is_cut_at_the_commands_cap() {
+        let spec = CommandSpec::new("head -c 100000 /dev/zero; echo done >&2").output_cap(1000);
+        let out = LocalTarget.run(&spec).await.expect("sh runs");
+        assert!(
+            out.stdout.len() < 1100,
+            "only the cap and a marker are kept, got {} bytes",
+            out.stdout.len()
+        );
+        assert!(
+            out.stdout_text()
+                .ends_with(&crate::target::truncation_marker(1000, 99000)),
+            "the marker says how much was cut"
+        );
+        assert_eq!(out.stderr_text(), "done\n");
+        assert_eq!(out.exit_status, Some(0));
     }
 
     #[tokio::test]

@@ -3,6 +3,8 @@
 //! Probes and install recipes are written once against [`Target`]; `LocalTarget` runs them here
 //! (for `verify --local` and tests), `SshTarget` (in `crate::ssh`) runs them on the instance.
 
+mod collect;
+mod error;
 mod local;
 mod stream;
 
@@ -11,6 +13,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
+pub use collect::{truncation_marker, OutputCollector, DEFAULT_OUTPUT_CAP};
+pub use error::{TargetError, TransportError};
 pub use local::LocalTarget;
 pub use stream::{LineSplitter, OutputStream};
 
@@ -22,6 +26,9 @@ pub struct CommandSpec {
     /// Run through `bash -lc` so the login profile sets PATH (conda on AutoDL-style images).
     pub login_shell: bool,
     pub timeout: Duration,
+    /// Most bytes of each output stream kept when the output is collected (see
+    /// [`OutputCollector`]); streaming callers see everything.
+    pub output_cap: usize,
 }
 
 impl CommandSpec {
@@ -30,6 +37,7 @@ impl CommandSpec {
             script: script.into(),
             login_shell: false,
             timeout: Duration::from_secs(30),
+            output_cap: DEFAULT_OUTPUT_CAP,
         }
     }
 
@@ -40,6 +48,11 @@ impl CommandSpec {
 
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    pub fn output_cap(mut self, bytes: usize) -> Self {
+        self.output_cap = bytes;
         self
     }
 }
@@ -64,31 +77,6 @@ impl CommandOutput {
 
     pub fn success(&self) -> bool {
         self.exit_status == Some(0)
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TargetError {
-    #[error("the command did not finish within {0:?}")]
-    Timeout(Duration),
-    #[error("could not start the command: {0}")]
-    Spawn(String),
-    #[error("the connection to the instance failed: {0}")]
-    Connection(String),
-    /// An SSH failure keeps its own code (`ssh.host_key_changed`, `ssh.auth_failed`, …) so the UI
-    /// can still say exactly what went wrong when a probe or recipe ran through [`Target`].
-    #[error(transparent)]
-    Ssh(#[from] Box<crate::ssh::SshError>),
-}
-
-impl crate::Coded for TargetError {
-    fn code(&self) -> &'static str {
-        match self {
-            Self::Timeout(_) => "target.timeout",
-            Self::Spawn(_) => "target.spawn_failed",
-            Self::Connection(_) => "target.connection_failed",
-            Self::Ssh(err) => crate::Coded::code(err.as_ref()),
-        }
     }
 }
 

@@ -1,6 +1,9 @@
 //! Output that arrives piece by piece: which stream a chunk came from, and turning chunks into
 //! lines for callers that show progress line by line (install logs, `nvidia-smi` sampling).
 
+/// Longest line held back waiting for its `\n`; longer ones are passed on in pieces.
+pub const MAX_LINE: usize = 1024 * 1024;
+
 /// Which of a command's output streams a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OutputStream {
@@ -41,6 +44,12 @@ impl<F: FnMut(OutputStream, &str)> LineSplitter<F> {
             start = end + 1;
         }
         pending.drain(..start);
+        // A line that never ends (binary output, a hostile instance) is passed on in pieces
+        // rather than held without bound.
+        if pending.len() >= MAX_LINE {
+            let piece = std::mem::take(pending);
+            (self.on_line)(stream, &String::from_utf8_lossy(&piece));
+        }
     }
 
     /// Pass on what is left after the last newline (a final line without `\n`).
@@ -86,6 +95,26 @@ mod tests {
             ],
             "a line cut by a packet boundary must still be one line, CRLF trimmed, tail flushed"
         );
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_passed_on_in_pieces_not_held() {
+        let mut longest = 0;
+        let mut pieces = 0;
+        let mut splitter = LineSplitter::new(|_, line: &str| {
+            longest = longest.max(line.len());
+            pieces += 1;
+        });
+        let chunk = vec![b'x'; 64 * 1024];
+        for _ in 0..40 {
+            splitter.push(OutputStream::Stdout, &chunk);
+        }
+        splitter.finish();
+        assert!(
+            longest <= MAX_LINE + chunk.len(),
+            "nothing much longer than the limit is held: {longest}"
+        );
+        assert!(pieces >= 2, "the endless line came out in pieces");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use leasehold_core::ssh::{
     parse_ssh_command, ConnectOptions, Credentials, Destination, KeyFile, KnownHosts, SshError,
     SshTarget,
 };
-use leasehold_testkit::{ClientKey, TestHost};
+use leasehold_testkit::{ClientKey, SshdOptions, TestHost};
 
 pub struct Setup {
     pub host: TestHost,
@@ -18,8 +18,12 @@ pub struct Setup {
 
 impl Setup {
     pub fn new() -> Self {
+        Self::with(SshdOptions::default())
+    }
+
+    pub fn with(options: SshdOptions) -> Self {
         Self {
-            host: TestHost::start(),
+            host: TestHost::start_with(options),
             scratch: tempfile::tempdir().expect("scratch dir"),
         }
     }
