@@ -8,6 +8,8 @@ pub mod catalog;
 pub mod connect;
 pub mod diagnose;
 pub mod error;
+pub mod install;
+pub mod job;
 pub mod paths;
 pub mod probe;
 pub mod settings;
