@@ -21,7 +21,9 @@ mod cost;
 mod estimate;
 mod estimate_cost;
 mod gpus;
+mod install;
 mod instance;
+mod job;
 mod ledger;
 mod output;
 mod parse;
@@ -128,6 +130,18 @@ enum Command {
     Gpus(gpus::GpusArgs),
     /// Show this computer's NVIDIA GPUs (and whether a task fits them).
     LocalGpu(gpus::LocalGpuArgs),
+    /// Detached jobs on the instance that survive a dropped link.
+    #[command(subcommand)]
+    Job(job::JobCommand),
+    /// Install a recipe on the instance as a detached job, following its log.
+    Install(Box<install::InstallArgs>),
+    /// Print a recipe's script without connecting.
+    InstallScript(install::InstallScriptArgs),
+    /// Print one standalone script that replays the recipes that succeeded on an instance.
+    ExportSetup {
+        /// A recorded instance name, or a target (user@host:port, or the host).
+        instance: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -175,5 +189,9 @@ fn main() -> ExitCode {
         Command::TorchWheel(args) => gpus::run_torch_wheel(args),
         Command::Gpus(args) => gpus::run_gpus(args),
         Command::LocalGpu(args) => gpus::run_local_gpu(args),
+        Command::Job(command) => job::run(&cli.db_path(), command),
+        Command::Install(args) => install::run_install(&cli.db_path(), args),
+        Command::InstallScript(args) => install::run_install_script(args),
+        Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
     }
 }

@@ -43,7 +43,7 @@ pub struct SshArgs {
 }
 
 impl SshArgs {
-    fn request(&self) -> Result<ConnectRequest, ExitCode> {
+    pub(crate) fn request(&self) -> Result<ConnectRequest, ExitCode> {
         let password = match &self.password_env {
             Some(var) => match std::env::var(var) {
                 Ok(value) => Some(Secret::new(value)),
@@ -68,7 +68,7 @@ impl SshArgs {
 }
 
 /// Exit code for an SSH error: 2 for the caller's mistakes, 255 (like OpenSSH) otherwise.
-fn fail_ssh(err: &SshError) -> ExitCode {
+pub(crate) fn fail_ssh(err: &SshError) -> ExitCode {
     eprintln!("leasehold: {err} [{}]", err.code());
     ExitCode::from(if err.is_bad_input() {
         output::EXIT_BAD_INPUT
@@ -77,7 +77,7 @@ fn fail_ssh(err: &SshError) -> ExitCode {
     })
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

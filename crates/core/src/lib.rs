@@ -9,6 +9,8 @@ pub mod clock;
 pub mod connect;
 pub mod diagnose;
 pub mod error;
+pub mod install;
+pub mod job;
 pub mod paths;
 pub mod probe;
 pub mod redact;

@@ -1,0 +1,64 @@
+use crate::Coded;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error("`{0}` is not a recipe; choose one of: {1}")]
+    UnknownRecipe(String, String),
+    #[error("recipe {recipe} has no option `{option}`; its options are: {known}")]
+    UnknownOption {
+        recipe: &'static str,
+        option: String,
+        known: String,
+    },
+    #[error("`{0}` is not KEY=VALUE")]
+    NotKeyValue(String),
+    #[error("option {option}={value:?} is not valid: {why}")]
+    BadValue {
+        option: String,
+        value: String,
+        why: String,
+    },
+    #[error("option {0} was given twice")]
+    Repeated(String),
+    #[error("recipe {recipe} needs {fact}: {hint}")]
+    MissingFact {
+        recipe: &'static str,
+        fact: &'static str,
+        hint: &'static str,
+    },
+    #[error(
+        "Docker cannot run inside this instance: it is itself a container ({kind}), and a container \
+         may not start the Docker daemon or hand GPUs to containers of its own. Use the instance's \
+         own Python/conda environment instead (the vLLM recipe needs no Docker), or rent a \
+         virtual machine or bare-metal instance if you need Docker"
+    )]
+    DockerInContainer { kind: String },
+    #[error("no PyTorch CUDA wheel fits this machine: {0}")]
+    NoWheel(String),
+    #[error("could not read the instance's facts: {0}")]
+    Facts(String),
+    #[error("the PyTorch wheel could not be chosen: {0}")]
+    Catalog(#[from] crate::catalog::CatalogError),
+}
+
+impl Coded for InstallError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownRecipe(..) => "install.unknown_recipe",
+            Self::UnknownOption { .. } => "install.unknown_option",
+            Self::NotKeyValue(_) | Self::BadValue { .. } | Self::Repeated(_) => "install.bad_value",
+            Self::MissingFact { .. } => "install.missing_fact",
+            Self::DockerInContainer { .. } => "docker.impossible_in_container",
+            Self::NoWheel(_) => "install.no_wheel",
+            Self::Facts(_) => "install.facts_failed",
+            Self::Catalog(err) => err.code(),
+        }
+    }
+
+    fn is_bad_input(&self) -> bool {
+        !matches!(
+            self,
+            Self::DockerInContainer { .. } | Self::NoWheel(_) | Self::Facts(_)
+        )
+    }
+}

@@ -1,0 +1,593 @@
+//! Recipes as text (`bash -n`, the wheel line, refusals) and run for real in a sandbox folder:
+//! HOME is a temp dir, and the few tools a recipe would change the machine with (ollama, curl,
+//! python3 for venvs) are small stand-in programs on PATH that record how they were called.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::*;
+use crate::Coded;
+
+/// Values that break naive quoting: spaces, both quotes, command substitution, backticks,
+/// globs, a leading dash, unicode.
+const HOSTILE: &str = "my dir/it's \"q\" $(touch PWNED) `touch PWNED2` * -x 模型✓";
+
+fn options(recipe: Recipe, pairs: &[(&str, &str)]) -> RecipeOptions {
+    RecipeOptions::from_map(
+        recipe,
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    )
+    .expect("valid options")
+}
+
+fn facts_with_driver(driver: &str, gpu: &str) -> InstallFacts {
+    InstallFacts {
+        driver: Some(driver.to_owned()),
+        gpu: Some(gpu.to_owned()),
+        container_checked: true,
+        ..InstallFacts::default()
+    }
+}
+
+fn bash_n(script: &str) {
+    let out = Command::new("bash")
+        .arg("-n")
+        .arg("-c")
+        .arg(script)
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "bash -n rejected the script:\n{}\n{script}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_recipe_with_defaults_is_valid_bash() {
+    let facts = facts_with_driver("570.124.06", "NVIDIA GeForce RTX 4090");
+    for recipe in Recipe::ALL {
+        let opts = match recipe {
+            Recipe::Pip => options(recipe, &[("packages", "six")]),
+            Recipe::PerGpu => options(recipe, &[("command", "python train.py --gpu {gpu}")]),
+            _ => options(recipe, &[]),
+        };
+        let text = script(recipe, &opts, &facts)
+            .unwrap_or_else(|err| panic!("{} with defaults: {err}", recipe.as_str()));
+        bash_n(&text);
+        assert!(
+            text.contains("::leasehold::step") || text.contains("lh_step 1"),
+            "{} prints step markers",
+            recipe.as_str()
+        );
+    }
+}
+
+#[test]
+fn every_free_text_option_is_quoted() {
+    let facts = facts_with_driver("570.124.06", "NVIDIA GeForce RTX 4090");
+    for recipe in Recipe::ALL {
+        for spec in recipe.options() {
+            if !matches!(spec.kind, ValueKind::Text | ValueKind::NonEmpty) {
+                continue;
+            }
+            let mut pairs = vec![(spec.name, HOSTILE)];
+            if recipe == Recipe::Pip && spec.name != "packages" {
+                pairs.push(("packages", "six"));
+            }
+            if recipe == Recipe::PerGpu && spec.name != "command" {
+                pairs.push(("command", "true"));
+            }
+            let opts = options(recipe, &pairs);
+            let text = match script(recipe, &opts, &facts) {
+                Ok(text) => text,
+                // Facts given as options are still checked for meaning (a driver version).
+                Err(err) if err.is_bad_input() && spec.name == "driver" => continue,
+                Err(err) => panic!("{} {}: {err}", recipe.as_str(), spec.name),
+            };
+            bash_n(&text);
+            assert!(
+                text.contains(&crate::shell::quote(HOSTILE).into_owned()),
+                "{} {}: the value must appear exactly once as a quoted word",
+                recipe.as_str(),
+                spec.name
+            );
+            // Run only the assignments: the shell must read the value back unchanged.
+            let assignments: String = text
+                .lines()
+                .filter(|l| l.starts_with("LH_") && l.contains('='))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let sandbox = tempfile::tempdir().expect("tempdir");
+            let out = Command::new("bash")
+                .current_dir(sandbox.path())
+                .arg("-c")
+                .arg(format!(
+                    "{assignments}declare -p | grep -c PWNED >/dev/null; set | grep '^LH_' "
+                ))
+                .output()
+                .expect("bash");
+            let vars = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                !sandbox.path().join("PWNED").exists() && !sandbox.path().join("PWNED2").exists(),
+                "{} {}: a value was executed",
+                recipe.as_str(),
+                spec.name
+            );
+            assert!(vars.contains("模型✓"), "unicode survives: {vars}");
+        }
+    }
+}
+
+#[test]
+fn unknown_options_and_malformed_values_are_refused() {
+    let err = RecipeOptions::parse(Recipe::Ollama, &["modle=x".into()]).expect_err("typo");
+    assert_eq!(err.code(), "install.unknown_option");
+    assert!(err.is_bad_input());
+    let err = RecipeOptions::parse(Recipe::Ollama, &["model".into()]).expect_err("no =");
+    assert_eq!(err.code(), "install.bad_value");
+    let err = RecipeOptions::parse(Recipe::Ollama, &["num_parallel=0".into()]).expect_err("range");
+    assert_eq!(err.code(), "install.bad_value");
+    let err = RecipeOptions::parse(Recipe::Mirrors, &["pip=douban".into()]).expect_err("choice");
+    assert_eq!(err.code(), "install.bad_value");
+    let err = RecipeOptions::parse(Recipe::Miniconda, &["python=three".into()]).expect_err("py");
+    assert_eq!(err.code(), "install.bad_value");
+    let err = RecipeOptions::parse(Recipe::Miniconda, &["env=a b".into()]).expect_err("env");
+    assert_eq!(err.code(), "install.bad_value");
+    let err = RecipeOptions::parse(Recipe::Ollama, &["model=a\nb".into()]).expect_err("newline");
+    assert_eq!(err.code(), "install.bad_value");
+    let err = RecipeOptions::parse(Recipe::Ollama, &["model=a".into(), "model=b".into()])
+        .expect_err("twice");
+    assert_eq!(err.code(), "install.bad_value");
+    assert_eq!(
+        Recipe::parse("condaa").expect_err("unknown").code(),
+        "install.unknown_recipe"
+    );
+    let err = RecipeOptions::parse(Recipe::PerGpu, &["gpus=0;reboot".into()]).expect_err("gpus");
+    assert_eq!(err.code(), "install.bad_value");
+}
+
+#[test]
+fn the_wheel_line_follows_driver_and_gpu() {
+    let cases = [
+        ("570.124.06", "NVIDIA GeForce RTX 5090", "cu128"),
+        ("535.104.05", "NVIDIA GeForce RTX 4090", "cu126"),
+        ("525.60.13", "NVIDIA A100-SXM4-80GB", "cu126"),
+        ("580.65.06", "NVIDIA H100 80GB HBM3", "cu130"),
+    ];
+    for (driver, gpu, tag) in cases {
+        let choice = crate::catalog::choose_torch_wheel(&crate::catalog::TorchWheelRequest {
+            driver: driver.into(),
+            gpu: Some(gpu.into()),
+            compute_cap: None,
+        })
+        .expect("choice");
+        let text = script(
+            Recipe::Pytorch,
+            &options(Recipe::Pytorch, &[]),
+            &facts_with_driver(driver, gpu),
+        )
+        .expect("script");
+        let expected = choice.cuda_tag.clone().expect("a wheel fits");
+        assert_eq!(expected, tag, "{driver} + {gpu}: {}", choice.reason);
+        assert!(
+            text.contains(&format!(
+                "LH_INDEX=https://download.pytorch.org/whl/{tag}\n"
+            )),
+            "{driver} + {gpu} must install from the {tag} index"
+        );
+        assert!(text.contains(&format!("LH_CUDA_TAG={tag}\n")));
+    }
+    // Blackwell on a driver that predates it: no wheel, nothing to run.
+    let err = script(
+        Recipe::Pytorch,
+        &options(Recipe::Pytorch, &[]),
+        &facts_with_driver("535.104.05", "NVIDIA GeForce RTX 5090"),
+    )
+    .expect_err("no wheel for a 5090 on 535");
+    assert_eq!(err.code(), "install.no_wheel");
+    // Facts given as options win over (missing) facts.
+    let text = script(
+        Recipe::Pytorch,
+        &options(
+            Recipe::Pytorch,
+            &[("driver", "570.124.06"), ("gpu", "RTX 5090")],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("from options");
+    assert!(text.contains("/whl/cu128\n"));
+    let err = script(
+        Recipe::Pytorch,
+        &options(Recipe::Pytorch, &[]),
+        &InstallFacts::default(),
+    )
+    .expect_err("no driver");
+    assert_eq!(err.code(), "install.missing_fact");
+}
+
+#[test]
+fn docker_is_refused_in_a_container_before_anything_runs() {
+    let facts = InstallFacts {
+        container: Some("docker".into()),
+        container_checked: true,
+        ..InstallFacts::default()
+    };
+    for recipe in [Recipe::Docker, Recipe::Tgi] {
+        let err = script(recipe, &options(recipe, &[]), &facts).expect_err("refused");
+        assert_eq!(err.code(), "docker.impossible_in_container");
+        assert!(!err.is_bad_input(), "not the user's typo: exit 1");
+        let err = script(
+            recipe,
+            &options(recipe, &[("container", "yes")]),
+            &InstallFacts::default(),
+        )
+        .expect_err("refused when told");
+        assert_eq!(err.code(), "docker.impossible_in_container");
+    }
+}
+
+/// A sandbox: HOME and PATH of our own, stand-in tools written as small sh scripts.
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("home")).expect("home");
+        std::fs::create_dir_all(dir.path().join("bin")).expect("bin");
+        Self { dir }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn calls(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("calls")).unwrap_or_default()
+    }
+
+    fn tool(&self, name: &str, body: &str) {
+        let path = self.dir.path().join("bin").join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\nCALLS={}\n{body}\n",
+                self.dir.path().join("calls").display()
+            ),
+        )
+        .expect("write tool");
+        let mut perms = std::fs::metadata(&path).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&path, perms).expect("chmod");
+    }
+
+    /// Run the script with only our bin and the system's basic tools on PATH.
+    fn run(&self, script: &str, env: &[(&str, &str)]) -> (i32, String) {
+        let path = format!("{}:/usr/bin:/bin", self.dir.path().join("bin").display());
+        let mut command = Command::new("bash");
+        command
+            .arg("-c")
+            .arg(script)
+            .current_dir(self.dir.path())
+            .env_clear()
+            .env("HOME", self.home())
+            .env("PATH", path);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let out = command.output().expect("bash runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), text)
+    }
+
+    fn no_injection(&self) {
+        for root in [self.dir.path().to_path_buf(), self.home()] {
+            for name in ["PWNED", "PWNED2"] {
+                assert!(!root.join(name).exists(), "an option value was executed");
+            }
+        }
+    }
+}
+
+fn markers(output: &str, kind: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("::leasehold::{kind} ")))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn mirrors_write_pip_conda_and_hf_settings_and_a_second_run_skips() {
+    let sandbox = Sandbox::new();
+    let text = script(
+        Recipe::Mirrors,
+        &options(
+            Recipe::Mirrors,
+            &[("pip", "tsinghua"), ("conda", "ustc"), ("hf", "hf-mirror")],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("script");
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    let home = sandbox.home();
+    let pip = std::fs::read_to_string(home.join(".config/pip/pip.conf")).expect("pip.conf");
+    assert!(
+        pip.contains("index-url = https://pypi.tuna.tsinghua.edu.cn/simple\n"),
+        "{pip}"
+    );
+    let condarc = std::fs::read_to_string(home.join(".condarc")).expect(".condarc");
+    assert!(condarc.contains("  - https://mirrors.ustc.edu.cn/anaconda/pkgs/main\n"));
+    assert!(condarc.contains("show_channel_urls: true"));
+    let bashrc = std::fs::read_to_string(home.join(".bashrc")).expect(".bashrc");
+    assert!(bashrc.contains("export HF_ENDPOINT=https://hf-mirror.com\n"));
+    assert!(
+        markers(&out, "skip").is_empty(),
+        "first run changes things: {out}"
+    );
+
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        markers(&out, "skip").len(),
+        3,
+        "second run skips all three: {out}"
+    );
+
+    // Back to official: the HF block goes away, pip points at pypi.org.
+    let text = script(
+        Recipe::Mirrors,
+        &options(
+            Recipe::Mirrors,
+            &[
+                ("pip", "official"),
+                ("conda", "official"),
+                ("hf", "official"),
+            ],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("script");
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    let bashrc = std::fs::read_to_string(home.join(".bashrc")).expect(".bashrc");
+    assert!(!bashrc.contains("HF_ENDPOINT"), "{bashrc}");
+    assert!(
+        home.join(".config/pip/pip.conf.leasehold-backup").exists(),
+        "one backup kept"
+    );
+}
+
+#[test]
+fn the_docker_script_refuses_by_itself_on_a_container_like_host() {
+    let sandbox = Sandbox::new();
+    sandbox.tool("docker", "echo \"docker $*\" >> \"$CALLS\"");
+    let text = script(
+        Recipe::Docker,
+        &options(Recipe::Docker, &[("container", "no")]),
+        &InstallFacts::default(),
+    )
+    .expect("told it is a VM");
+    let (code, out) = sandbox.run(&text, &[("container", "docker")]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        markers(&out, "fail")
+            .first()
+            .map(|f| f.split(' ').next().unwrap_or_default().to_owned()),
+        Some("docker.impossible_in_container".to_owned()),
+        "{out}"
+    );
+    assert_eq!(sandbox.calls(), "", "nothing ran before the refusal");
+}
+
+#[test]
+fn ollama_gets_every_setting_verbatim_and_reports_cpu_offload() {
+    let sandbox = Sandbox::new();
+    // Stand-ins: `ollama` records its arguments and environment; `curl` answers like the
+    // Ollama API (version, generate, ps) with half of the model in VRAM.
+    sandbox.tool(
+        "ollama",
+        r#"case "$1" in
+  serve) printf 'serve host=%s models=%s parallel=%s ctx=%s\n' "$OLLAMA_HOST" "$OLLAMA_MODELS" "$OLLAMA_NUM_PARALLEL" "$OLLAMA_CONTEXT_LENGTH" >> "$CALLS" ;;
+  list) echo "NAME ID SIZE MODIFIED" ;;
+  pull) printf 'pull [%s]\n' "$2" >> "$CALLS"; echo "pulling 2bada8a74506: 100% ▕████████▏ 4.7 GB/4.7 GB" ;;
+  --version) echo "ollama version is 0.5.7" ;;
+esac"#,
+    );
+    sandbox.tool(
+        "curl",
+        r#"for a in "$@"; do last=$a; done
+case "$*" in
+  *api/version*) echo '{"version":"0.5.7"}' ;;
+  *api/generate*) printf 'generate %s\n' "$last" >> "$CALLS"; echo '{"response":"hi","eval_count":50,"eval_duration":2000000000}' ;;
+  *api/ps*) echo '{"models":[{"name":"m","size":8000,"size_vram":4000}]}' ;;
+  *) exit 7 ;;
+esac"#,
+    );
+    let text = script(
+        Recipe::Ollama,
+        &options(
+            Recipe::Ollama,
+            &[
+                ("model", HOSTILE),
+                (
+                    "models_dir",
+                    &format!("{}/{HOSTILE}", sandbox.home().display()),
+                ),
+                ("num_parallel", "2"),
+                ("context_length", "8192"),
+            ],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("script");
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    sandbox.no_injection();
+    let calls = sandbox.calls();
+    assert!(calls.contains(&format!("pull [{HOSTILE}]\n")), "{calls}");
+    assert!(
+        calls.contains(&format!(
+            "serve host=127.0.0.1:11434 models={}/{HOSTILE} parallel=2 ctx=8192\n",
+            sandbox.home().display()
+        )),
+        "{calls}"
+    );
+    let body = calls
+        .lines()
+        .find_map(|l| l.strip_prefix("generate "))
+        .expect("generate called");
+    let json: serde_json::Value = serde_json::from_str(body).expect("valid JSON body");
+    assert_eq!(
+        json["model"], HOSTILE,
+        "the model name survives JSON and shell"
+    );
+    assert!(Path::new(&format!("{}/{HOSTILE}", sandbox.home().display())).is_dir());
+    assert_eq!(markers(&out, "finding"), vec!["ollama.cpu_offload"]);
+    assert!(
+        markers(&out, "result").contains(&"tokens_per_second=25.0".to_owned()),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_cpu_build_or_a_failed_kernel_fails_the_pytorch_job() {
+    // A stand-in `torch` package shaped like a CPU-only build, then like a CUDA build whose
+    // kernels do not fit the GPU (the sm_120 message of a pre-2.7 wheel on an RTX 5090).
+    for (cuda, kernel_error, code) in [
+        ("None", "", "torch.cpu_build"),
+        (
+            "'12.8'",
+            "raise RuntimeError('CUDA error: no kernel image is available for execution on the device')",
+            "torch.kernel_failed",
+        ),
+    ] {
+        let sandbox = Sandbox::new();
+        sandbox.tool(
+            "nvidia-smi",
+            "echo 570.124.06",
+        );
+        let venv = sandbox.home().join(".venvs/dl");
+        let site = venv.join("site");
+        std::fs::create_dir_all(site.join("torch")).expect("torch dir");
+        std::fs::create_dir_all(venv.join("bin")).expect("bin");
+        std::fs::write(
+            site.join("torch/__init__.py"),
+            format!(
+                "__version__ = '2.8.0'\nclass version:\n    cuda = {cuda}\n\
+                 class cuda:\n    @staticmethod\n    def is_available(): return True\n\
+                 \x20   @staticmethod\n    def get_device_name(i): return 'NVIDIA GeForce RTX 5090'\n\
+                 \x20   @staticmethod\n    def get_device_properties(i):\n        class P: total_memory = 32 * 1024**3\n        return P\n\
+                 \x20   @staticmethod\n    def synchronize(): pass\n\
+                 def randn(*a, **k):\n    {}\n    return 1\n",
+                if kernel_error.is_empty() { "pass" } else { kernel_error }
+            ),
+        )
+        .expect("torch stand-in");
+        let python = venv.join("bin/python");
+        std::fs::write(
+            &python,
+            format!(
+                "#!/bin/sh\nif [ \"$1 $2 $3\" = \"-m pip install\" ]; then echo \"pip $*\" >> {calls}; exit 0; fi\nPYTHONPATH={site} exec /usr/bin/python3 \"$@\"\n",
+                calls = sandbox.dir.path().join("calls").display(),
+                site = site.display()
+            ),
+        )
+        .expect("python");
+        let mut perms = std::fs::metadata(&python).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&python, perms).expect("chmod");
+        let text = script(
+            Recipe::Pytorch,
+            &options(Recipe::Pytorch, &[]),
+            &facts_with_driver("570.124.06", "NVIDIA GeForce RTX 5090"),
+        )
+        .expect("script");
+        let (exit, out) = sandbox.run(&text, &[]);
+        assert_eq!(exit, 1, "{out}");
+        let fail = markers(&out, "fail");
+        assert!(
+            fail.first().is_some_and(|f| f.starts_with(code)),
+            "expected {code}: {out}"
+        );
+        assert!(
+            sandbox.calls().contains("--index-url https://download.pytorch.org/whl/cu128"),
+            "the chosen wheel was installed first: {}",
+            sandbox.calls()
+        );
+    }
+}
+
+#[test]
+fn pytorch_refuses_without_a_driver_when_it_runs() {
+    let sandbox = Sandbox::new();
+    let text = script(
+        Recipe::Pytorch,
+        &options(
+            Recipe::Pytorch,
+            &[("driver", "570.124.06"), ("gpu", "RTX 4090")],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("script");
+    let (exit, out) = sandbox.run(&text, &[]);
+    assert_eq!(exit, 1, "{out}");
+    assert!(
+        markers(&out, "fail")
+            .first()
+            .is_some_and(|f| f.starts_with("driver.missing")),
+        "{out}"
+    );
+    assert!(
+        !sandbox.home().join(".venvs").exists(),
+        "nothing was created"
+    );
+}
+
+#[test]
+fn per_gpu_runs_one_process_per_gpu_with_its_own_devices() {
+    let sandbox = Sandbox::new();
+    let text = script(
+        Recipe::PerGpu,
+        &options(
+            Recipe::PerGpu,
+            &[
+                ("command", "echo \"index {gpu} sees $CUDA_VISIBLE_DEVICES\""),
+                ("gpus", "0,2"),
+            ],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("script");
+    let (exit, out) = sandbox.run(&text, &[]);
+    assert_eq!(exit, 0, "{out}");
+    assert!(out.contains("[gpu 0] index 0 sees 0\n"), "{out}");
+    assert!(out.contains("[gpu 2] index 2 sees 2\n"), "{out}");
+}
+
+#[test]
+fn export_setup_replays_scripts_in_order_as_one_valid_script() {
+    let at = chrono::DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
+        .expect("time")
+        .with_timezone(&chrono::Utc);
+    let runs = vec![
+        ("mirrors".to_owned(), at, "echo one 'x'\n".to_owned()),
+        ("pip".to_owned(), at, "echo \"two $HOME\"\n".to_owned()),
+    ];
+    let text = export_setup("gpu-box", &runs);
+    bash_n(&text);
+    let sandbox = Sandbox::new();
+    let (exit, out) = sandbox.run(&text, &[]);
+    assert_eq!(exit, 0, "{out}");
+    assert_eq!(out, format!("one x\ntwo {}\n", sandbox.home().display()));
+}

@@ -1,0 +1,372 @@
+//! Detached remote jobs: a script that keeps running on the instance when the SSH link drops,
+//! the laptop sleeps or the app quits, and whose log can be picked up again from any byte.
+//!
+//! Why a module of its own: installs take long (a 3 GB wheel, a model pull) and rented links
+//! drop. A job is started the way Ansible's async wrapper and VS Code's remote server start
+//! theirs — its own folder under `~/.leasehold/jobs/<id>/`, `setsid` + `nohup`, all three
+//! standard streams redirected, its own process group — so it needs neither systemd nor tmux
+//! (AutoDL-style containers have neither). The log is a plain file; attaching streams it from a
+//! byte offset and counts every byte handed on, so after a drop the next attach continues at
+//! exactly that byte: nothing lost, nothing repeated. Cancel ends the whole process group (and
+//! session) and says what survived. The shell text lives in [`script`]; this file runs it over
+//! any [`Target`], and [`record`] keeps each job as a row in the database.
+
+mod error;
+pub mod record;
+mod script;
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::target::{CommandSpec, OutputStream, Target, TargetError};
+
+pub use error::JobError;
+use script::{RemoteCancel, RemoteStatus};
+
+/// A job's id, the same here and on the instance (it names the job folder). Letters, digits,
+/// `-` and `_`, at most 64, so it is safe in a path on every instance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JobId(String);
+
+impl JobId {
+    pub fn parse(text: &str) -> Result<Self, JobError> {
+        let ok = !text.is_empty()
+            && text.len() <= 64
+            && !text.starts_with('-')
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if ok {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(JobError::BadId(text.to_owned()))
+        }
+    }
+
+    /// A fresh id: `j-` + UTC time to the second + 6 random hex digits, so ids sort by start
+    /// time and two laptops never pick the same one.
+    pub fn generate(now: chrono::DateTime<chrono::Utc>) -> Self {
+        let mut random = [0u8; 3];
+        // Entropy failure is not worth refusing a job over; the time still separates most ids.
+        let _ = getrandom::fill(&mut random);
+        Self(format!(
+            "j-{}-{}",
+            now.format("%Y%m%d-%H%M%S"),
+            hex::encode(random)
+        ))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where job folders live on the instance.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum JobRoot {
+    /// `~/.leasehold/jobs` of the login user.
+    #[default]
+    Home,
+    /// Another folder (tests; an instance whose home is read-only).
+    Folder(String),
+}
+
+impl JobRoot {
+    /// Shell text for the folder of `id` (every value quoted; `$HOME` left for the shell).
+    pub(crate) fn dir_expr(&self, id: &JobId) -> String {
+        let id = crate::shell::quote(id.as_str());
+        match self {
+            Self::Home => format!("\"$HOME\"/.leasehold/jobs/{id}"),
+            Self::Folder(path) => format!("{}/{id}", crate::shell::quote(path)),
+        }
+    }
+}
+
+/// A job's state as the user sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+    /// The instance restarted, or the job folder vanished, before an exit code was written.
+    Lost,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Lost => "lost",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Running,
+            Self::Succeeded,
+            Self::Failed,
+            Self::Cancelled,
+            Self::Lost,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == text)
+    }
+
+    pub fn is_over(self) -> bool {
+        self != Self::Running
+    }
+}
+
+/// `job status --json`: exactly these four keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct JobStatus {
+    pub id: String,
+    pub state: JobState,
+    pub exit_code: Option<i32>,
+    #[ts(type = "number")]
+    pub log_bytes: u64,
+}
+
+impl JobStatus {
+    fn from_remote(id: &JobId, remote: &RemoteStatus) -> Self {
+        let (state, exit_code) = state_of(remote);
+        Self {
+            id: id.to_string(),
+            state,
+            exit_code,
+            log_bytes: remote.log_bytes,
+        }
+    }
+}
+
+/// The state a status reading means. Pure; the order of the checks is the contract.
+fn state_of(remote: &RemoteStatus) -> (JobState, Option<i32>) {
+    if !remote.folder {
+        return (JobState::Lost, None);
+    }
+    if remote.cancelled {
+        return (JobState::Cancelled, remote.exit);
+    }
+    match remote.exit {
+        Some(0) => (JobState::Succeeded, Some(0)),
+        Some(code) => (JobState::Failed, Some(code)),
+        None if remote.same_boot && remote.alive => (JobState::Running, None),
+        None => (JobState::Lost, None),
+    }
+}
+
+/// What `cancel` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct CancelReport {
+    pub status: JobStatus,
+    /// The job had already ended by itself; nothing was killed.
+    pub already_over: bool,
+    /// TERM was not enough within the grace period; KILL was sent.
+    pub killed: bool,
+    /// `pid command…` of every process of the job's session still alive afterwards.
+    pub left_behind: Vec<String>,
+    /// The job folder (script and log) stays on the instance for reading.
+    pub folder_kept: bool,
+}
+
+/// Commands that only touch small files finish quickly; a slow answer means a bad link.
+const QUICK: Duration = Duration::from_secs(30);
+
+/// Start `script` as job `id`. Returns once the wrapper runs (its pid recorded), not when the
+/// script ends.
+#[tracing::instrument(skip(target, script), err, fields(target = %target.describe()))]
+pub async fn start(
+    target: &dyn Target,
+    root: &JobRoot,
+    id: &JobId,
+    script: &str,
+) -> Result<JobStatus, JobError> {
+    let out = target
+        .run(&CommandSpec::new(script::start(root, id, script)).timeout(QUICK))
+        .await?;
+    match out.exit_status {
+        Some(0) if out.stdout_text().trim().parse::<u32>().is_ok() => Ok(JobStatus {
+            id: id.to_string(),
+            state: JobState::Running,
+            exit_code: None,
+            log_bytes: 0,
+        }),
+        Some(script::EXIT_EXISTS) => Err(JobError::AlreadyExists(id.to_string())),
+        Some(script::EXIT_NO_SETSID) => Err(JobError::NoSetsid),
+        _ => Err(JobError::NotStarted(
+            format!("{}{}", out.stderr_text().trim(), out.stdout_text().trim())
+                .chars()
+                .take(500)
+                .collect(),
+        )),
+    }
+}
+
+/// Read the job's state from the instance.
+#[tracing::instrument(skip(target), err, fields(target = %target.describe()))]
+pub async fn status(
+    target: &dyn Target,
+    root: &JobRoot,
+    id: &JobId,
+) -> Result<JobStatus, JobError> {
+    let out = target
+        .run(&CommandSpec::new(script::status(root, id)).timeout(QUICK))
+        .await?;
+    let text = out.stdout_text();
+    let remote = RemoteStatus::parse(&text).ok_or_else(|| {
+        JobError::Unreadable(
+            format!("{}{}", text.trim(), out.stderr_text().trim())
+                .chars()
+                .take(300)
+                .collect(),
+        )
+    })?;
+    Ok(JobStatus::from_remote(id, &remote))
+}
+
+/// End the job's whole process group (and anything else in its session): TERM, `grace` to
+/// exit, then KILL; report what survived. The job folder and its log stay.
+#[tracing::instrument(skip(target), err, fields(target = %target.describe()))]
+pub async fn cancel(
+    target: &dyn Target,
+    root: &JobRoot,
+    id: &JobId,
+    grace: Duration,
+) -> Result<CancelReport, JobError> {
+    let grace_secs = u32::try_from(grace.as_secs().max(1)).unwrap_or(u32::MAX);
+    let out = target
+        .run(&CommandSpec::new(script::cancel(root, id, grace_secs)).timeout(QUICK + grace + grace))
+        .await?;
+    let report = RemoteCancel::parse(&out.stdout_text());
+    let status = status(target, root, id).await?;
+    Ok(CancelReport {
+        already_over: report.already_exited.is_some() || report.other_boot || !report.folder,
+        killed: report.killed,
+        left_behind: report.left,
+        folder_kept: report.folder,
+        status,
+    })
+}
+
+/// Delete a finished job's folder on the instance. A running job is refused (cancel it first).
+pub async fn remove(target: &dyn Target, root: &JobRoot, id: &JobId) -> Result<bool, JobError> {
+    let out = target
+        .run(&CommandSpec::new(script::remove(root, id)).timeout(QUICK))
+        .await?;
+    Ok(out.success())
+}
+
+/// How long `attach` keeps trying while the link is down.
+#[derive(Debug, Clone, Copy)]
+pub struct AttachOptions {
+    /// Give up (the job goes on) after the link has been down this long without a byte.
+    pub give_up_after: Duration,
+    /// Pause between reconnect attempts.
+    pub retry_every: Duration,
+}
+
+impl Default for AttachOptions {
+    fn default() -> Self {
+        Self {
+            give_up_after: Duration::from_secs(10 * 60),
+            retry_every: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Stream the job's log from byte `*offset` into `sink` until the job is over; returns its final
+/// status. `*offset` always equals the bytes handed to `sink` so far plus where it started, also
+/// when this future is dropped (Ctrl-C, window closed) — keep it, and the next attach continues
+/// at exactly that byte. A dropped link is redialled (the target reconnects by itself) and the
+/// stream resumes from `*offset`.
+pub async fn attach(
+    target: &dyn Target,
+    root: &JobRoot,
+    id: &JobId,
+    offset: &mut u64,
+    sink: &mut (dyn FnMut(&[u8]) + Send),
+    options: AttachOptions,
+) -> Result<JobStatus, JobError> {
+    let mut down_since: Option<Instant> = None;
+    loop {
+        let spec = CommandSpec::new(script::stream(root, id, *offset))
+            // The stream lasts as long as the job; the link's own keepalive notices a dead link.
+            .timeout(Duration::from_secs(365 * 24 * 3600));
+        let streamed = {
+            let position = &mut *offset;
+            let sink = &mut *sink;
+            let mut on_chunk = |stream: OutputStream, chunk: &[u8]| {
+                if stream == OutputStream::Stdout {
+                    sink(chunk);
+                    *position += chunk.len() as u64;
+                }
+            };
+            target.run_streaming(&spec, &mut on_chunk).await
+        };
+        let trouble = match streamed {
+            Ok(Some(0)) => None,
+            Ok(Some(script::EXIT_NO_LOG)) => None,
+            Ok(other) => Some(format!("the log stream ended with {other:?}")),
+            Err(err) if link_trouble(&err) => Some(err.to_string()),
+            Err(err) => return Err(err.into()),
+        };
+        if trouble.is_none() {
+            match status(target, root, id).await {
+                Ok(now) if now.state.is_over() && now.log_bytes <= *offset => return Ok(now),
+                Ok(_) => {
+                    down_since = None;
+                    continue;
+                }
+                Err(JobError::Target(err)) if link_trouble(&err) => {}
+                Err(err) => return Err(err),
+            }
+        } else {
+            tracing::info!(job = %id, offset = *offset, ?trouble, "log stream interrupted; resuming");
+        }
+        let since = *down_since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= options.give_up_after {
+            return Err(JobError::GaveUp {
+                seconds: options.give_up_after.as_secs(),
+            });
+        }
+        tokio::time::sleep(options.retry_every).await;
+    }
+}
+
+/// True when the error is the link's, so trying again later can work.
+fn link_trouble(err: &TargetError) -> bool {
+    match err {
+        TargetError::Timeout(_) | TargetError::Connection(_) => true,
+        TargetError::Spawn(_) => false,
+        TargetError::Ssh(err) => matches!(
+            crate::Coded::code(err.as_ref()),
+            "ssh.refused"
+                | "ssh.unreachable"
+                | "ssh.connect_timeout"
+                | "ssh.handshake_failed"
+                | "ssh.disconnected"
+                | "ssh.channel"
+                | "ssh.command_timeout"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

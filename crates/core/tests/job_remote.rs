@@ -1,0 +1,228 @@
+//! Detached jobs on a real sshd test host: the job outlives a cut link and re-attach delivers
+//! the whole log; cancel leaves no process; a vanished folder is `lost`, never a hang.
+
+mod common;
+
+use std::time::Duration;
+
+use leasehold_core::job::{self, AttachOptions, JobId, JobRoot, JobState};
+use leasehold_core::ssh::{
+    parse_ssh_command, ConnectOptions, Credentials, Destination, KeyFile, KnownHosts, LinkState,
+    SshTarget,
+};
+use leasehold_core::target::{CommandSpec, Target};
+use leasehold_testkit::delay_link::{DelayLink, LinkOptions};
+use leasehold_testkit::netns;
+use leasehold_testkit::{ClientKey, SshdOptions, TestHost};
+use sha2::{Digest, Sha256};
+
+fn fresh_id(tag: &str) -> JobId {
+    let generated = JobId::generate(chrono::Utc::now());
+    JobId::parse(&format!("{generated}-{tag}")).expect("valid id")
+}
+
+async fn remote_sha256(target: &dyn Target, id: &JobId) -> String {
+    let out = target
+        .run(&CommandSpec::new(format!(
+            "sha256sum \"$HOME\"/.leasehold/jobs/{id}/log | cut -d' ' -f1"
+        )))
+        .await
+        .expect("sha256sum runs");
+    out.stdout_text().trim().to_owned()
+}
+
+fn pid_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| Some(!stat.rsplit_once(") ")?.1.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once() {
+    if !netns::can_run("a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once") {
+        return;
+    }
+    let link = DelayLink::start_with(LinkOptions {
+        one_way_delay: Duration::from_millis(5),
+        rate_bytes_per_sec: None,
+    })
+    .expect("delay link");
+    let host = TestHost::start_with(SshdOptions {
+        listen: link.ns_addr().into(),
+        netns: Some(link.namespace().name().to_owned()),
+        ..SshdOptions::default()
+    });
+    let scratch = tempfile::tempdir().expect("scratch");
+    let destination = Destination::resolve(
+        &parse_ssh_command(&host.ssh_command()).expect("parses"),
+        None,
+    )
+    .expect("resolves");
+    let credentials = Credentials {
+        keys: vec![KeyFile {
+            path: host.key(ClientKey::Ed25519),
+            passphrase: None,
+        }],
+        ..Credentials::default()
+    };
+    let options = ConnectOptions {
+        known_hosts: KnownHosts::only(scratch.path().join("known_hosts")),
+        accept_new_host_key: true,
+        // Notice the dead link within seconds rather than TCP's minutes.
+        keepalive: Duration::from_secs(1),
+        reconnect_window: Duration::from_secs(30),
+        ..ConnectOptions::default()
+    };
+    let target = SshTarget::connect(destination, credentials, options)
+        .await
+        .unwrap_or_else(|err| panic!("connect through the link: {err}\n{}", host.log()));
+    let mut link_states = target.link_state();
+
+    // ~1.1 MB of random lines over ~6 s: still running when the link is cut at 1 s for 5 s.
+    let id = fresh_id("cut");
+    let script = "i=0; while [ $i -lt 300 ]; do head -c 2700 /dev/urandom | base64 -w 0; echo \" line $i\"; i=$((i+1)); sleep 0.02; done; echo done; exit 5";
+    job::start(&target, &JobRoot::Home, &id, script)
+        .await
+        .expect("job starts");
+    let saw_reconnect = tokio::spawn(async move {
+        loop {
+            if matches!(
+                *link_states.borrow_and_update(),
+                LinkState::Reconnecting { .. }
+            ) {
+                return true;
+            }
+            if link_states.changed().await.is_err() {
+                return false;
+            }
+        }
+    });
+    let mut offset = 0u64;
+    let mut got = Vec::new();
+    let cutter = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        link.cut(Duration::from_secs(5));
+        std::future::pending::<()>().await;
+    };
+    let mut collect = |chunk: &[u8]| got.extend_from_slice(chunk);
+    let end = tokio::select! {
+        end = job::attach(
+            &target,
+            &JobRoot::Home,
+            &id,
+            &mut offset,
+            &mut collect,
+            AttachOptions::default(),
+        ) => end.expect("attach ends with the job"),
+        () = cutter => unreachable!(),
+    };
+    assert_eq!(end.state, JobState::Failed, "exit 5 is reported as failed");
+    assert_eq!(end.exit_code, Some(5), "the job's own exit code");
+    assert!(
+        saw_reconnect.await.unwrap_or(false),
+        "the link really dropped while attached"
+    );
+    assert_eq!(offset, got.len() as u64, "offset = bytes delivered");
+    assert_eq!(end.log_bytes, offset, "every byte of the log was delivered");
+    assert_eq!(
+        hex::encode(Sha256::digest(&got)),
+        remote_sha256(&target, &id).await,
+        "the log as delivered equals the log on the instance: nothing lost, nothing repeated"
+    );
+    assert!(String::from_utf8_lossy(&got).ends_with(" line 299\ndone\n"));
+    let _ = job::remove(&target, &JobRoot::Home, &id).await;
+}
+
+#[tokio::test]
+async fn cancel_ends_every_process_of_the_job_on_the_instance() {
+    let setup = common::Setup::new();
+    let target = setup.connect().await;
+    let id = fresh_id("cancel");
+    let script = "sleep 300 & echo \"child $!\"; nohup sh -c 'sleep 301 & echo \"grandchild $!\"; wait' & trap '' TERM; sleep 302";
+    job::start(&target, &JobRoot::Home, &id, script)
+        .await
+        .expect("job starts");
+    let mut pids: Vec<u32> = Vec::new();
+    for _ in 0..100 {
+        let log = target
+            .run(&CommandSpec::new(format!(
+                "cat \"$HOME\"/.leasehold/jobs/{id}/log; cat \"$HOME\"/.leasehold/jobs/{id}/pid | sed 's/^/wrapper /'"
+            )))
+            .await
+            .expect("read log")
+            .stdout_text();
+        pids = log
+            .lines()
+            .filter_map(|l| l.split_whitespace().last()?.parse().ok())
+            .collect();
+        if pids.len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        pids.len(),
+        3,
+        "child, grandchild and wrapper pids are known"
+    );
+    assert!(
+        pids.iter().all(|p| pid_alive(*p)),
+        "all running before cancel"
+    );
+    let report = job::cancel(&target, &JobRoot::Home, &id, Duration::from_secs(2))
+        .await
+        .expect("cancel");
+    assert_eq!(report.status.state, JobState::Cancelled);
+    assert!(
+        report.killed,
+        "the script ignores TERM, so KILL had to follow"
+    );
+    assert!(
+        report.left_behind.is_empty(),
+        "nothing survives: {:?}",
+        report.left_behind
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for pid in &pids {
+        assert!(!pid_alive(*pid), "process {pid} of the job must be gone");
+    }
+    let _ = job::remove(&target, &JobRoot::Home, &id).await;
+}
+
+#[tokio::test]
+async fn a_vanished_job_folder_is_lost_and_attach_returns() {
+    let setup = common::Setup::new();
+    let target = setup.connect().await;
+    let id = fresh_id("lost");
+    job::start(&target, &JobRoot::Home, &id, "echo hi; sleep 0.2")
+        .await
+        .expect("job starts");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    target
+        .run(&CommandSpec::new(format!(
+            "rm -rf \"$HOME\"/.leasehold/jobs/{id}"
+        )))
+        .await
+        .expect("rm");
+    let status = job::status(&target, &JobRoot::Home, &id)
+        .await
+        .expect("status");
+    assert_eq!(status.state, JobState::Lost);
+    let mut offset = 0;
+    let end = tokio::time::timeout(
+        Duration::from_secs(15),
+        job::attach(
+            &target,
+            &JobRoot::Home,
+            &id,
+            &mut offset,
+            &mut |_: &[u8]| {},
+            AttachOptions::default(),
+        ),
+    )
+    .await
+    .expect("attach must not hang on a lost job")
+    .expect("attach");
+    assert_eq!(end.state, JobState::Lost);
+}
