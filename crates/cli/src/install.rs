@@ -1,6 +1,7 @@
 //! `leasehold install`, `install-script` and `export-setup`: recipes run as detached jobs, the
 //! same scripts printed without a connection, and a standalone setup script replaying them.
 
+use leasehold_core::Clock;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -85,7 +86,7 @@ pub fn run_install(db: &Path, args: &InstallArgs) -> ExitCode {
             Ok(target) => target,
             Err(err) => return fail_ssh(&err),
         };
-        let now = chrono::Utc::now();
+        let now = crate::ledger::CLOCK.now();
         let facts = match install::read_facts(&target, recipe, now).await {
             Ok(facts) => facts,
             Err(err) => return output::fail(&err),

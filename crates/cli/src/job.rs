@@ -2,6 +2,7 @@
 //! reached the instance; the others connect the same way (a password again through
 //! `--password-env`, or the keychain).
 
+use leasehold_core::Clock;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -139,7 +140,7 @@ async fn start(
         Ok(target) => target,
         Err(err) => return fail_ssh(&err),
     };
-    let now = chrono::Utc::now();
+    let now = crate::ledger::CLOCK.now();
     let id = JobId::generate(now);
     let options = std::collections::BTreeMap::new();
     let label = target.destination().label();
@@ -196,7 +197,7 @@ pub(crate) async fn reconnect(
 }
 
 async fn save(store: &Store, status: &JobStatus) {
-    if let Err(err) = record::save_status(store, status, chrono::Utc::now()).await {
+    if let Err(err) = record::save_status(store, status, crate::ledger::CLOCK.now()).await {
         esay!("warning: the job's state was not saved: {err}");
     }
 }
@@ -228,7 +229,7 @@ pub(crate) async fn attach_to(
             _ = tokio::signal::ctrl_c() => None,
         }
     };
-    let _ = record::save_offset(store, job_id.as_str(), offset, chrono::Utc::now()).await;
+    let _ = record::save_offset(store, job_id.as_str(), offset, crate::ledger::CLOCK.now()).await;
     match outcome {
         None => {
             esay!("detached at byte {offset}; the job goes on (leasehold job attach {job_id} --from-byte {offset})");

@@ -355,7 +355,7 @@ fn link_trouble(err: &TargetError) -> bool {
     match err {
         TargetError::Timeout(_) | TargetError::Connection(_) => true,
         TargetError::Spawn(_) => false,
-        TargetError::Ssh(err) => matches!(
+        TargetError::Transport(err) => matches!(
             crate::Coded::code(err.as_ref()),
             "ssh.refused"
                 | "ssh.unreachable"
