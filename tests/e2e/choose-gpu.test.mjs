@@ -138,7 +138,8 @@ describe('choose GPU', () => {
     await s.click('[data-testid="nav-choose-gpu"]')
     await waitFor(async () => (await s.text('[data-testid="page-title"]')) === '选择 GPU', { what: 'the title in Chinese' })
     await s.waitFor('[data-testid="choose-training"]') // LoRA came back from the draft
-    await waitFor(async () => (await s.text('[data-testid="choose-plan-rtx-4090x1"]')) === '$25.00', {
+    // Chinese writes US dollars as US$, apart from the yuan's ¥ (the one money format, lib/format.ts).
+    await waitFor(async () => (await s.text('[data-testid="choose-plan-rtx-4090x1"]')) === 'US$25.00', {
       what: 'the typed price to come back from the draft',
     })
     assert.match(await s.text('[data-testid="choose-local"]'), /本机没有 NVIDIA GPU/)
