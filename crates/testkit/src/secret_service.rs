@@ -30,10 +30,26 @@ impl SecretService {
             std::fs::create_dir(folder).expect("create folder");
             set_private(folder);
         }
-        let socket = dir.path().join("bus");
+        // A bus of our own without service directories: nothing is started on demand, so the
+        // only Secret Service on it is the daemon below (the stock session config would start
+        // another gnome-keyring, with the real HOME, on the first call).
+        let config = dir.path().join("bus.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\" \
+                 \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n\
+                 <busconfig><type>session</type><listen>unix:path={}</listen>\
+                 <auth>EXTERNAL</auth><policy context=\"default\">\
+                 <allow send_destination=\"*\" eavesdrop=\"true\"/><allow eavesdrop=\"true\"/>\
+                 <allow own=\"*\"/></policy></busconfig>\n",
+                dir.path().join("bus").display()
+            ),
+        )
+        .expect("write the bus config");
         let mut dbus = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .arg(format!("--address=unix:path={}", socket.display()))
+            .args(["--nofork", "--print-address=1"])
+            .arg(format!("--config-file={}", config.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
