@@ -13,6 +13,8 @@ export type Route =
   | { name: 'connect'; instance: string; justCreated?: boolean }
   | { name: 'verify'; instance: string }
   | { name: 'terminal'; instance: string }
+  /** `job`: follow this job's log instead of choosing a recipe. */
+  | { name: 'install'; instance: string; job?: string }
 
 export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings'
 

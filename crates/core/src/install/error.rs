@@ -35,6 +35,8 @@ pub enum InstallError {
     DockerInContainer { kind: String },
     #[error("no PyTorch CUDA wheel fits this machine: {0}")]
     NoWheel(String),
+    #[error(transparent)]
+    Job(#[from] crate::job::JobError),
     #[error("could not read the instance's facts: {0}")]
     Facts(String),
     #[error("the PyTorch wheel could not be chosen: {0}")]
@@ -51,11 +53,15 @@ impl Coded for InstallError {
             Self::DockerInContainer { .. } => "docker.impossible_in_container",
             Self::NoWheel(_) => "install.no_wheel",
             Self::Facts(_) => "install.facts_failed",
+            Self::Job(err) => err.code(),
             Self::Catalog(err) => err.code(),
         }
     }
 
     fn is_bad_input(&self) -> bool {
+        if let Self::Job(err) = self {
+            return err.is_bad_input();
+        }
         !matches!(
             self,
             Self::DockerInContainer { .. } | Self::NoWheel(_) | Self::Facts(_)

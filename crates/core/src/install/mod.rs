@@ -267,6 +267,47 @@ pub async fn read_facts(
     Ok(InstallFacts::from_facts(&facts))
 }
 
+/// Start `recipe` on a recorded instance through the app's live connection, and record the job
+/// under the instance (the Install page). `ssh_command` and `key` are what the instance was
+/// saved with, so `leasehold job attach` can reach the job too.
+#[allow(clippy::too_many_arguments)]
+pub async fn start_on_instance(
+    store: &crate::store::Store,
+    target: &crate::ssh::SshTarget,
+    instance: &str,
+    ssh_command: &str,
+    key: Option<&str>,
+    recipe: &str,
+    options: BTreeMap<String, String>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<crate::job::JobStatus, InstallError> {
+    use crate::job::record::{self, NewJob};
+    let recipe = Recipe::parse(recipe)?;
+    let options = RecipeOptions::from_map(recipe, options)?;
+    record::check_instance(store, instance).await?;
+    let facts = read_facts(target, recipe, now).await?;
+    let text = script(recipe, &options, &facts)?;
+    let id = crate::job::JobId::generate(now);
+    let request = crate::ssh::ConnectRequest {
+        ssh_command: ssh_command.to_owned(),
+        identity_files: key.map(std::path::PathBuf::from).into_iter().collect(),
+        ..crate::ssh::ConnectRequest::default()
+    };
+    let label = target.destination().label();
+    let job = NewJob {
+        id: &id,
+        instance: Some(instance),
+        target: &label,
+        request: &request,
+        name: None,
+        recipe: Some(recipe.as_str()),
+        options: options.as_map(),
+        script: &text,
+        now,
+    };
+    Ok(record::start_recorded(store, target, &crate::job::JobRoot::Home, &job).await?)
+}
+
 /// A recipe and its option specs, for the UI and `install --help`.
 #[derive(Debug, Clone, Serialize, TS)]
 #[ts(export)]

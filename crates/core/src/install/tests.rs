@@ -591,3 +591,225 @@ fn export_setup_replays_scripts_in_order_as_one_valid_script() {
     assert_eq!(exit, 0, "{out}");
     assert_eq!(out, format!("one x\ntwo {}\n", sandbox.home().display()));
 }
+
+/// A tiny HTTP server for stand-in downloads, with `Range: bytes=N-` support (what `curl -C -`
+/// sends to resume). Records each request's path and range start.
+struct Downloads {
+    port: u16,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(String, u64)>>>,
+}
+
+impl Downloads {
+    fn serve(files: Vec<(&'static str, Vec<u8>)>) -> Self {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut request = String::new();
+                let _ = reader.read_line(&mut request);
+                let path = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                let mut from = 0u64;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(range) = header.to_ascii_lowercase().strip_prefix("range: bytes=") {
+                        from = range.trim().trim_end_matches('-').parse().unwrap_or(0);
+                    }
+                }
+                log.lock().expect("log").push((path.clone(), from));
+                let mut out = stream;
+                match files.iter().find(|(name, _)| *name == path) {
+                    Some((_, body)) => {
+                        let start = usize::try_from(from).unwrap_or(0).min(body.len());
+                        let head = if from > 0 {
+                            format!(
+                                "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {start}-{}/{}\r\nConnection: close\r\n\r\n",
+                                body.len() - start,
+                                body.len() - 1,
+                                body.len()
+                            )
+                        } else {
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+                        };
+                        let _ = out.write_all(head.as_bytes());
+                        let _ = out.write_all(&body[start..]);
+                    }
+                    None => {
+                        let _ = out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    }
+                }
+            }
+        });
+        Self { port, seen }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn seen(&self) -> Vec<(String, u64)> {
+        self.seen.lock().expect("log").clone()
+    }
+}
+
+/// A stand-in Miniconda installer: `-b -u -p PREFIX` leaves a `conda` that can `init bash`,
+/// `create -y -n NAME python=X` and print its version. Padded so a resume is a real resume.
+fn stand_in_miniconda() -> Vec<u8> {
+    let mut text = String::from(
+        r#"#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in -p) prefix=$2; shift ;; esac; shift; done
+mkdir -p "$prefix/bin"
+cat > "$prefix/bin/conda" <<'CONDA'
+#!/bin/sh
+prefix=$(cd "$(dirname "$0")/.." && pwd)
+case "$1" in
+  init) printf '# >>> conda initialize >>>\n# <<< conda initialize <<<\n' >> "$HOME/.bashrc" ;;
+  create) shift
+    while [ $# -gt 0 ]; do case "$1" in -n) name=$2; shift ;; python=*) py=${1#python=} ;; esac; shift; done
+    mkdir -p "$prefix/envs/$name/bin"
+    printf '#!/bin/sh\necho "Python %s.0"\n' "$py" > "$prefix/envs/$name/bin/python"
+    chmod +x "$prefix/envs/$name/bin/python" ;;
+  --version) echo "conda 24.11.3" ;;
+esac
+CONDA
+chmod +x "$prefix/bin/conda"
+exit 0
+"#,
+    );
+    text.push_str(&format!("# padding {}\n", "x".repeat(4000)));
+    text.into_bytes()
+}
+
+#[test]
+fn miniconda_resumes_its_download_from_a_local_server_installs_and_skips_the_second_time() {
+    let installer = stand_in_miniconda();
+    let server = Downloads::serve(vec![("/Miniconda3.sh", installer.clone())]);
+    let sandbox = Sandbox::new();
+    // A download cut after 1000 bytes, as a dropped link leaves it.
+    let arch = String::from_utf8(
+        Command::new("uname")
+            .arg("-m")
+            .output()
+            .expect("uname")
+            .stdout,
+    )
+    .expect("utf-8");
+    let downloads = sandbox.home().join(".leasehold/downloads");
+    std::fs::create_dir_all(&downloads).expect("downloads");
+    let file = downloads.join(format!("Miniconda3-latest-Linux-{}.sh", arch.trim()));
+    std::fs::write(file.with_extension("sh.part"), &installer[..1000]).expect("partial");
+    let text = script(
+        Recipe::Miniconda,
+        &options(
+            Recipe::Miniconda,
+            &[
+                ("url", &server.url("/Miniconda3.sh")),
+                ("env", "work"),
+                ("python", "3.11"),
+            ],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("script");
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        server.seen(),
+        vec![("/Miniconda3.sh".to_owned(), 1000)],
+        "the download resumed at byte 1000"
+    );
+    assert_eq!(
+        std::fs::read(&file).expect("installer"),
+        installer,
+        "resumed file is whole"
+    );
+    let prefix = sandbox.home().join("miniconda3");
+    assert!(prefix.join("bin/conda").exists());
+    assert!(prefix.join("envs/work/bin/python").exists());
+    assert!(
+        markers(&out, "result").contains(&"python_version=3.11.0".to_owned()),
+        "{out}"
+    );
+    let bashrc = std::fs::read_to_string(sandbox.home().join(".bashrc")).expect("bashrc");
+    assert!(bashrc.contains(">>> conda initialize >>>"));
+
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        markers(&out, "skip").len(),
+        3,
+        "conda, init and env all skipped: {out}"
+    );
+    assert_eq!(server.seen().len(), 1, "nothing downloaded the second time");
+}
+
+#[test]
+fn ollama_installs_from_a_local_install_script() {
+    let sandbox = Sandbox::new();
+    let bin = sandbox.dir.path().join("bin");
+    // The stand-in install.sh drops a stand-in `ollama` on PATH, as the real one installs it.
+    let install_sh = format!(
+        "#!/bin/sh\ncat > {bin}/ollama <<'EOF'\n#!/bin/sh\ncase \"$1\" in\n  list) echo 'NAME ID SIZE MODIFIED' ;;\n  pull) echo \"pulling 2bada8a74506: 100% ▕████████▏ 4.7 GB/4.7 GB\" ;;\n  serve) exit 0 ;;\n  --version) echo 'ollama version is 0.5.7' ;;\nesac\nEOF\nchmod +x {bin}/ollama\necho '>>> Install complete.'\n",
+        bin = bin.display()
+    );
+    let server = Downloads::serve(vec![("/install.sh", install_sh.into_bytes())]);
+    sandbox.tool(
+        "curl",
+        r#"case "$*" in
+  *api/version*) echo '{"version":"0.5.7"}' ;;
+  *api/generate*) echo '{"response":"hi","eval_count":30,"eval_duration":1000000000}' ;;
+  *api/ps*) echo '{"models":[{"name":"m","size":8000,"size_vram":8000}]}' ;;
+  *) exec /usr/bin/curl "$@" ;;
+esac"#,
+    );
+    let text = script(
+        Recipe::Ollama,
+        &options(
+            Recipe::Ollama,
+            &[("install_url", &server.url("/install.sh"))],
+        ),
+        &InstallFacts {
+            data_disk: Some("/nonexistent-data-disk".into()),
+            ..InstallFacts::default()
+        },
+    )
+    .expect("script");
+    assert!(
+        text.contains("LH_MODELS_DIR=/nonexistent-data-disk/ollama-models\n"),
+        "models go to the data disk when there is one"
+    );
+    let text = script(
+        Recipe::Ollama,
+        &options(
+            Recipe::Ollama,
+            &[("install_url", &server.url("/install.sh"))],
+        ),
+        &InstallFacts::default(),
+    )
+    .expect("script");
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(">>> Install complete."), "{out}");
+    assert!(
+        markers(&out, "finding").is_empty(),
+        "all in VRAM: no offload finding"
+    );
+    assert!(
+        markers(&out, "result").contains(&"tokens_per_second=30.0".to_owned()),
+        "{out}"
+    );
+    let (code, out) = sandbox.run(&text, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        markers(&out, "skip")
+            .iter()
+            .any(|s| s.starts_with("ollama already installed")),
+        "{out}"
+    );
+}

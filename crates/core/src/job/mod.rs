@@ -350,6 +350,29 @@ pub async fn attach(
     }
 }
 
+/// Turns log chunks into text without splitting a UTF-8 character cut by a chunk boundary
+/// (the UI shows text; the log itself stays bytes).
+#[derive(Debug, Default)]
+pub struct Utf8Chunks {
+    pending: Vec<u8>,
+}
+
+impl Utf8Chunks {
+    pub fn push(&mut self, chunk: &[u8]) -> String {
+        self.pending.extend_from_slice(chunk);
+        let keep = match std::str::from_utf8(&self.pending) {
+            Ok(_) => 0,
+            // An incomplete character at the end: wait for its other bytes.
+            Err(err) if err.error_len().is_none() => self.pending.len() - err.valid_up_to(),
+            Err(_) => 0,
+        };
+        let tail = self.pending.split_off(self.pending.len() - keep);
+        let text = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending = tail;
+        text
+    }
+}
+
 /// True when the error is the link's, so trying again later can work.
 fn link_trouble(err: &TargetError) -> bool {
     match err {

@@ -282,3 +282,55 @@ pub async fn succeeded_recipes(store: &Store, instance: &str) -> Result<Vec<JobR
         .filter(|job| matches(job) && job.recipe.is_some() && job.state == JobState::Succeeded)
         .collect())
 }
+
+/// The jobs of one recorded instance, oldest first.
+pub async fn list_for_instance(store: &Store, instance: &str) -> Result<Vec<JobRecord>, JobError> {
+    check_instance(store, instance).await?;
+    Ok(list(store)
+        .await?
+        .into_iter()
+        .filter(|job| job.instance.as_deref() == Some(instance))
+        .collect())
+}
+
+/// Attach to a recorded job and keep its final state and how far its log was delivered.
+pub async fn attach_recorded(
+    store: &Store,
+    target: &dyn crate::target::Target,
+    id: &str,
+    offset: &mut u64,
+    sink: &mut (dyn FnMut(&[u8]) + Send),
+) -> Result<JobStatus, JobError> {
+    let job = load(store, id).await?.job_id()?;
+    let result = super::attach(
+        target,
+        &super::JobRoot::Home,
+        &job,
+        offset,
+        sink,
+        super::AttachOptions::default(),
+    )
+    .await;
+    save_offset(store, id, *offset, Utc::now()).await?;
+    let status = result?;
+    save_status(store, &status, Utc::now()).await?;
+    Ok(status)
+}
+
+/// Cancel a recorded job and keep its new state.
+pub async fn cancel_recorded(
+    store: &Store,
+    target: &dyn crate::target::Target,
+    id: &str,
+) -> Result<super::CancelReport, JobError> {
+    let job = load(store, id).await?.job_id()?;
+    let report = super::cancel(
+        target,
+        &super::JobRoot::Home,
+        &job,
+        std::time::Duration::from_secs(5),
+    )
+    .await?;
+    save_status(store, &report.status, Utc::now()).await?;
+    Ok(report)
+}

@@ -348,3 +348,15 @@ async fn a_vanished_folder_or_a_dead_wrapper_is_lost_and_attach_does_not_hang() 
     .expect("attach");
     assert_eq!(end.state, JobState::Lost);
 }
+
+#[test]
+fn a_character_cut_by_a_chunk_boundary_arrives_whole() {
+    let text = "进度 50% ✓";
+    let bytes = text.as_bytes();
+    let mut chunks = Utf8Chunks::default();
+    let mut out = String::new();
+    for piece in bytes.chunks(1) {
+        out.push_str(&chunks.push(piece));
+    }
+    assert_eq!(out, text, "no replacement characters from split bytes");
+}
