@@ -17,7 +17,9 @@ use leasehold_testkit::{ClientKey, SshdOptions, TestHost};
 use sha2::{Digest, Sha256};
 
 fn fresh_id(tag: &str) -> JobId {
-    let generated = JobId::generate(chrono::Utc::now());
+    let generated = JobId::generate(leasehold_core::clock::Clock::now(
+        &leasehold_core::clock::SystemClock,
+    ));
     JobId::parse(&format!("{generated}-{tag}")).expect("valid id")
 }
 

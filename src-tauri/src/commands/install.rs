@@ -98,7 +98,15 @@ pub async fn job_attach(
         });
     };
     let mut offset = from;
-    Ok(record::attach_recorded(&state.store, target.as_ref(), &id, &mut offset, &mut sink).await?)
+    Ok(record::attach_recorded(
+        &state.store,
+        target.as_ref(),
+        &id,
+        &mut offset,
+        &mut sink,
+        state.clock.as_ref(),
+    )
+    .await?)
 }
 
 /// Stop job `id`'s whole process group.
@@ -110,5 +118,5 @@ pub async fn job_cancel(
     id: String,
 ) -> Result<CancelReport, ApiError> {
     let target = state.live_target(&instance).await?;
-    Ok(record::cancel_recorded(&state.store, target.as_ref(), &id).await?)
+    Ok(record::cancel_recorded(&state.store, target.as_ref(), &id, state.clock.as_ref()).await?)
 }

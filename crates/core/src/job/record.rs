@@ -300,6 +300,7 @@ pub async fn attach_recorded(
     id: &str,
     offset: &mut u64,
     sink: &mut (dyn FnMut(&[u8]) + Send),
+    clock: &dyn crate::clock::Clock,
 ) -> Result<JobStatus, JobError> {
     let job = load(store, id).await?.job_id()?;
     let result = super::attach(
@@ -311,9 +312,9 @@ pub async fn attach_recorded(
         super::AttachOptions::default(),
     )
     .await;
-    save_offset(store, id, *offset, Utc::now()).await?;
+    save_offset(store, id, *offset, clock.now()).await?;
     let status = result?;
-    save_status(store, &status, Utc::now()).await?;
+    save_status(store, &status, clock.now()).await?;
     Ok(status)
 }
 
@@ -322,6 +323,7 @@ pub async fn cancel_recorded(
     store: &Store,
     target: &dyn crate::target::Target,
     id: &str,
+    clock: &dyn crate::clock::Clock,
 ) -> Result<super::CancelReport, JobError> {
     let job = load(store, id).await?.job_id()?;
     let report = super::cancel(
@@ -331,6 +333,6 @@ pub async fn cancel_recorded(
         std::time::Duration::from_secs(5),
     )
     .await?;
-    save_status(store, &report.status, Utc::now()).await?;
+    save_status(store, &report.status, clock.now()).await?;
     Ok(report)
 }

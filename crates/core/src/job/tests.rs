@@ -57,14 +57,14 @@ fn ids_are_checked_before_they_reach_a_path() {
             "{bad:?} must be refused as a job id"
         );
     }
-    let fresh = JobId::generate(chrono::Utc::now());
+    let fresh = JobId::generate(crate::clock::Clock::now(&crate::clock::SystemClock));
     assert!(
         JobId::parse(fresh.as_str()).is_ok(),
         "generated ids are valid"
     );
     assert_ne!(
         fresh,
-        JobId::generate(chrono::Utc::now()),
+        JobId::generate(crate::clock::Clock::now(&crate::clock::SystemClock)),
         "two ids in one second differ"
     );
 }
