@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use leasehold_core::connect::{self, ConnectError};
 use leasehold_core::diagnose::{DiagnoseContext, Finding, Lang, Severity};
 use leasehold_core::probe::{BatteryOptions, ProbeEvent, ProbeId, ProbeOutcome};
 use leasehold_core::ssh::{ConnectRequest, Secret};
-use leasehold_core::store::Store;
+use leasehold_core::store::{Store, StoreError};
 use leasehold_core::target::LocalTarget;
 use leasehold_core::verify::history::{self, RecordedRun};
 use leasehold_core::verify::{self, VerifyError, VerifyReport};
@@ -82,9 +83,10 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
         },
         None => None,
     };
-    let context = DiagnoseContext {
+    let mut context = DiagnoseContext {
         lang,
         expected_gpu_count: args.expect_gpus,
+        machine: None,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -107,6 +109,17 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
             Err(err) => return output::fail(&err),
         }
     };
+    // A recorded instance also tells what its provider rents (container or VM) and how many GPUs
+    // it promised, as the app's Verify page uses them; --expect-gpus wins over the record.
+    if let (Some(store), Some(name)) = (&store, &args.instance) {
+        match runtime.block_on(recorded_context(store, name, lang)) {
+            Ok(recorded) => {
+                context.machine = recorded.machine;
+                context.expected_gpu_count = args.expect_gpus.or(recorded.expected_gpu_count);
+            }
+            Err(err) => return output::fail(&err),
+        }
+    }
     let result = runtime.block_on(async {
         let now = chrono::Utc::now();
         match &args.ssh {
@@ -151,6 +164,15 @@ pub fn run(db: &Path, args: &VerifyArgs) -> ExitCode {
         print_changes(&recorded, lang);
     }
     ExitCode::SUCCESS
+}
+
+async fn recorded_context(
+    store: &Store,
+    instance: &str,
+    lang: Lang,
+) -> Result<DiagnoseContext, ConnectError> {
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    connect::diagnose_context(&mut conn, instance, lang).await
 }
 
 /// The database, when runs are kept. Naming an instance requires it to exist; otherwise a

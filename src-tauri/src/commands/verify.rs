@@ -4,7 +4,7 @@
 
 use leasehold_core::connect;
 use leasehold_core::diagnose::diff::RunDiff;
-use leasehold_core::diagnose::{DiagnoseContext, Lang};
+use leasehold_core::diagnose::Lang;
 use leasehold_core::probe::{BatteryOptions, ProbeEvent};
 use leasehold_core::verify::history::{self, RecordedRun, RunSummary};
 use leasehold_core::verify::{self, VerifyReport};
@@ -38,15 +38,10 @@ pub async fn verify_run(
     lang: Lang,
     on_progress: Channel<ProbeEvent>,
 ) -> Result<VerifyOutcome, ApiError> {
-    let expected_gpu_count =
-        connect::rented_gpu_count(&mut *state.conn().await?, &instance).await?;
+    let context = connect::diagnose_context(&mut *state.conn().await?, &instance, lang).await?;
     let target = state.live_target(&instance).await?;
     let mut options = BatteryOptions::default();
     options.stress = stress;
-    let context = DiagnoseContext {
-        lang,
-        expected_gpu_count,
-    };
     let sink = move |event: ProbeEvent| {
         let _ = on_progress.send(event);
     };
