@@ -5,7 +5,8 @@ mod commands;
 mod logging;
 mod state;
 
-use state::AppState;
+use leasehold_core::store;
+use state::{AppState, Startup};
 use tauri::Manager;
 
 pub fn run() {
@@ -18,23 +19,33 @@ pub fn run() {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), db = %db_path.display(), "starting");
 
     // The database opens (and migrates) on its own thread while GTK starts and the window is
-    // built; `setup` runs after the window exists and before the first command is served.
-    let opening = std::thread::spawn(move || {
-        tauri::async_runtime::block_on(AppState::open(db_path.clone(), log_dir)).map_err(|err| {
-            tracing::error!(%err, db = %db_path.display(), "could not open the database");
-            format!("could not open {}: {err}", db_path.display())
-        })
+    // built; `setup` runs after the window exists and before the first command is served. When
+    // it cannot be opened, the window shows the recovery screen (commands::store) instead of
+    // the app: `AppState` is managed only once a store is open.
+    let opening = std::thread::spawn({
+        let db_path = db_path.clone();
+        move || tauri::async_runtime::block_on(store::recovery::open_or_explain(&db_path))
     });
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
         .setup(move |app| {
-            let state = opening
+            let opened = opening
                 .join()
-                .map_err(|_| "the database thread stopped unexpectedly".to_owned())??;
-            app.manage(state);
+                .map_err(|_| "the database thread stopped unexpectedly".to_owned())?;
+            let startup = Startup::new(db_path, log_dir);
+            match opened {
+                Ok(store) => startup.opened(app.handle(), store, None),
+                Err(failure) => startup.failed(failure),
+            }
+            app.manage(startup);
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
+            commands::store::store_status,
+            commands::store::store_retry,
+            commands::store::store_open_copy,
+            commands::store::store_start_fresh,
+            commands::store::app_quit,
             commands::app::app_info,
             commands::settings::load_preferences,
             commands::settings::save_preferences,

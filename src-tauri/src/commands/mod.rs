@@ -9,4 +9,5 @@ pub mod billing;
 pub mod catalog;
 pub mod settings;
 pub mod ssh;
+pub mod store;
 pub mod verify;

@@ -13,6 +13,7 @@ export { BackendError, fieldOf, toApiError, UNEXPECTED_CODE } from './ipc'
 export * from './billing'
 export * from './connect'
 export * from './settings'
+export * from './store'
 export * from './verify'
 
 export function appInfo(): Promise<AppInfo> {
