@@ -4,7 +4,8 @@ mod commands;
 mod logging;
 mod state;
 
-use state::AppState;
+use leasehold_core::store;
+use state::{AppState, Startup};
 use tauri::Manager;
 
 /// Every command the UI may call, in one list: it makes the invoke handler and the names exported
@@ -15,14 +16,18 @@ macro_rules! app_commands {
         /// The registered commands' names, as the UI passes them to `invoke`.
         pub const COMMAND_NAMES: &[&str] = &[$(stringify!($name)),*];
 
-        fn invoke_handler<R: tauri::Runtime>(
-        ) -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+        fn invoke_handler() -> impl Fn(tauri::ipc::Invoke<tauri::Wry>) -> bool + Send + Sync + 'static {
             tauri::generate_handler![$(commands::$area::$name),*]
         }
     };
 }
 
 app_commands![
+    store::store_status,
+    store::store_retry,
+    store::store_open_copy,
+    store::store_start_fresh,
+    store::app_quit,
     app::app_info,
     settings::load_preferences,
     settings::save_preferences,
@@ -81,20 +86,25 @@ pub fn run() {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), db = %db_path.display(), "starting");
 
     // The database opens (and migrates) on its own thread while GTK starts and the window is
-    // built; `setup` runs after the window exists and before the first command is served.
-    let opening = std::thread::spawn(move || {
-        tauri::async_runtime::block_on(AppState::open(db_path.clone(), log_dir)).map_err(|err| {
-            tracing::error!(%err, db = %db_path.display(), "could not open the database");
-            format!("could not open {}: {err}", db_path.display())
-        })
+    // built; `setup` runs after the window exists and before the first command is served. When
+    // it cannot be opened, the window shows the recovery screen (commands::store) instead of
+    // the app: `AppState` is managed only once a store is open.
+    let opening = std::thread::spawn({
+        let db_path = db_path.clone();
+        move || tauri::async_runtime::block_on(store::recovery::open_or_explain(&db_path))
     });
     tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
         .setup(move |app| {
-            let state = opening
+            let opened = opening
                 .join()
-                .map_err(|_| "the database thread stopped unexpectedly".to_owned())??;
-            app.manage(state);
+                .map_err(|_| "the database thread stopped unexpectedly".to_owned())?;
+            let startup = Startup::new(db_path, log_dir);
+            match opened {
+                Ok(store) => startup.opened(app.handle(), store, None),
+                Err(failure) => startup.failed(failure),
+            }
+            app.manage(startup);
             Ok(())
         })
         .invoke_handler(invoke_handler())

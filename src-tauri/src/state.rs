@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use leasehold_core::connect::LiveTargets;
 use leasehold_core::ssh::{ConnectOptions, SshTarget};
-use leasehold_core::store::{Store, StoreError};
+use leasehold_core::store::{OpenFailure, Store, StoreError};
 use leasehold_core::verify::RunningChecks;
 use leasehold_core::{ApiError, Clock, SystemClock};
 
@@ -33,16 +33,17 @@ impl AppState {
             .unwrap_or_else(leasehold_core::paths::default_db_path)
     }
 
-    pub async fn open(db_path: PathBuf, log_dir: PathBuf) -> Result<Self, StoreError> {
-        let store = Store::open(&db_path).await?;
-        Ok(Self {
+    /// The state around an open store (`db_path` is the file the user's data lives in, even when
+    /// `store` is a read-only copy of it).
+    pub fn new(store: Store, db_path: PathBuf, log_dir: PathBuf) -> Self {
+        Self {
             store,
             db_path,
             log_dir,
             live: LiveTargets::default(),
             checks: RunningChecks::default(),
             clock: Arc::new(SystemClock),
-        })
+        }
     }
 
     /// A pooled connection for one command.
@@ -66,5 +67,71 @@ impl AppState {
             .live
             .get_or_connect(&mut conn, instance, ConnectOptions::default())
             .await?)
+    }
+}
+
+/// How the database opened at start, and what the recovery screen did since. Always managed;
+/// `AppState` joins it once a store is open (at start, or after a recovery action).
+pub struct Startup {
+    pub db_path: PathBuf,
+    pub log_dir: PathBuf,
+    /// "Now" for the recovery actions (the time in a kept file's name).
+    pub clock: Arc<dyn Clock>,
+    status: std::sync::Mutex<StoreStatus>,
+}
+
+/// What the UI asks first: can the app start, and on what.
+#[derive(Debug, Clone, Default, serde::Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct StoreStatus {
+    /// Why the database could not be opened; `null` once a store is open.
+    pub failure: Option<OpenFailure>,
+    /// Set when the app runs on a read-only copy: the copy's path.
+    pub read_only_copy: Option<String>,
+    /// Set after "start fresh": where the old file was kept.
+    pub kept_as: Option<String>,
+}
+
+impl Startup {
+    pub fn new(db_path: PathBuf, log_dir: PathBuf) -> Self {
+        Self {
+            db_path,
+            log_dir,
+            clock: Arc::new(SystemClock),
+            status: std::sync::Mutex::default(),
+        }
+    }
+
+    pub fn status(&self) -> StoreStatus {
+        self.lock().clone()
+    }
+
+    /// A store is open: hand it to the commands. `read_only_copy` is the copy's path when the
+    /// store is one.
+    pub fn opened(&self, app: &tauri::AppHandle, store: Store, read_only_copy: Option<PathBuf>) {
+        use tauri::Manager;
+        app.manage(AppState::new(
+            store,
+            self.db_path.clone(),
+            self.log_dir.clone(),
+        ));
+        let mut status = self.lock();
+        status.failure = None;
+        status.read_only_copy = read_only_copy.map(|p| p.display().to_string());
+    }
+
+    pub fn failed(&self, failure: OpenFailure) {
+        self.lock().failure = Some(failure);
+    }
+
+    pub fn kept_as(&self, path: &std::path::Path) {
+        self.lock().kept_as = Some(path.display().to_string());
+    }
+
+    // A std mutex: held for a copy or an assignment, never across an await.
+    fn lock(&self) -> std::sync::MutexGuard<'_, StoreStatus> {
+        self.status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

@@ -1,24 +1,46 @@
 import { mount } from 'svelte'
 import './app.css'
 import App from './App.svelte'
-import { loadPreferences, savePreferences, toApiError } from './lib/backend'
+import { loadPreferences, savePreferences, storeStatus, toApiError } from './lib/backend'
 import type { ApiError } from './lib/bindings/ApiError'
 import type { Preferences } from './lib/bindings/Preferences'
-import { setupI18n } from './lib/i18n'
+import type { StoreStatus } from './lib/bindings/StoreStatus'
+import { languageFromSystem, setupI18n } from './lib/i18n'
 import { PreferencesState } from './lib/preferences.svelte'
+import RecoveryScreen from './lib/screens/recovery/RecoveryScreen.svelte'
 
-// Preferences decide the language, so they are read before the first paint.
-let stored: Preferences = { language: null, currency: null, onboarded: false }
+const target = document.getElementById('app')!
 let startupError: ApiError | null = null
+
+// First: did the database open? If not, the recovery screen replaces the app (in the system's
+// language: the saved preference lives in that database); once a way out worked, start over.
+let status: StoreStatus = { failure: null, read_only_copy: null, kept_as: null }
 try {
-  stored = await loadPreferences()
+  status = await storeStatus()
 } catch (thrown) {
   startupError = toApiError(thrown)
 }
-const preferences = new PreferencesState(stored, navigator.language, savePreferences)
-setupI18n(preferences.language)
 
-export default mount(App, {
-  target: document.getElementById('app')!,
-  props: { preferences, startupError },
-})
+function start() {
+  if (status.failure) {
+    setupI18n(languageFromSystem(navigator.language))
+    return mount(RecoveryScreen, { target, props: { failure: status.failure, onrecovered: () => location.reload() } })
+  }
+  return mount(App, { target, props: { preferences, startupError, storeStatus: status } })
+}
+
+// Preferences decide the language, so they are read before the first paint.
+let stored: Preferences = { language: null, currency: null, onboarded: false }
+if (!status.failure && !startupError) {
+  try {
+    stored = await loadPreferences()
+  } catch (thrown) {
+    startupError = toApiError(thrown)
+  }
+  // A read-only copy is for looking at what it holds: first run could not be saved there.
+  if (status.read_only_copy) stored = { ...stored, onboarded: true }
+}
+const preferences = new PreferencesState(stored, navigator.language, savePreferences)
+if (!status.failure) setupI18n(preferences.language)
+
+export default start()

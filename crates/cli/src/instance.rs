@@ -54,7 +54,8 @@ pub struct AddArgs {
     #[arg(long)]
     currency: String,
     /// Provider preset pre-filling billing start, granularity, wipe days (never prices):
-    /// autodl, hengyuan, kuhu, runpod, vast, lambda, custom.
+    /// bingxing, autodl, hengyuan, kuhu, runpod, vast, lambda, aliyun, tencent, huawei, aws,
+    /// gcp, custom.
     #[arg(long, default_value = "custom")]
     provider: String,
     #[arg(long)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use chrono::{DateTime, Utc};
-use leasehold_core::billing::{presets, rules::parse_decimal, BillingError};
+use leasehold_core::billing::{presets, rules::parse_decimal, BillingError, MachineKind};
 use leasehold_core::store::Store;
 use leasehold_core::{Clock, SystemClock};
 use rust_decimal::Decimal;
@@ -84,7 +84,7 @@ pub fn run_presets(json: bool) -> ExitCode {
     }
     for p in &all {
         say!(
-            "{:<9} {:<8} billing from {:<8} stopped: {:<8} per {:<6} wipe after: {:<8} no-GPU mode: {}",
+            "{:<9} {:<8} billing from {:<8} stopped: {:<8} per {:<6} wipe after: {:<8} no-GPU mode: {:<3} machine: {}",
             p.key.as_str(),
             p.display_name,
             p.billing_starts.as_str(),
@@ -93,6 +93,11 @@ pub fn run_presets(json: bool) -> ExitCode {
             p.wipe_after_stopped_days
                 .map_or("never".to_owned(), |d| format!("{d} days")),
             if p.no_gpu_mode { "yes" } else { "no" },
+            match p.machine {
+                Some(MachineKind::Container) => "container",
+                Some(MachineKind::VirtualMachine) => "virtual machine",
+                None => "either",
+            },
         );
     }
     ExitCode::SUCCESS

@@ -514,3 +514,93 @@ fn an_unusable_database_path_is_a_failure_not_bad_input() {
     .code(1)
     .stderr(contains("error:"));
 }
+
+/// Issue #13: a huge `--price` used to be stored, and every later `list`/`cost` panicked while
+/// multiplying it. It is refused at the door now, and nothing is written.
+#[test]
+fn a_huge_price_is_refused_and_later_reports_still_work() {
+    let db = fresh_db();
+    leasehold(
+        &db.path,
+        &[
+            "instance",
+            "add",
+            "box",
+            "--gpu",
+            "RTX 4090",
+            "--price",
+            "2.5",
+            "--currency",
+            "CNY",
+            "--at",
+            T0,
+        ],
+    )
+    .success();
+    for (args, field) in [
+        (
+            vec!["--price", "10000000000000000000000000000"],
+            "price_per_gpu_hour",
+        ),
+        (vec!["--price", "2.5", "--count", "4000000000"], "gpu_count"),
+        (
+            vec![
+                "--price",
+                "2.5",
+                "--stopped-billing",
+                "rate:79228162514264337593543950335",
+            ],
+            "stopped_billing",
+        ),
+    ] {
+        let mut all = vec![
+            "instance",
+            "add",
+            "huge",
+            "--gpu",
+            "RTX 4090",
+            "--currency",
+            "CNY",
+            "--at",
+            T0,
+            "--json",
+        ];
+        all.extend(args);
+        let refused = leasehold(&db.path, &all).code(2);
+        let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains(field) && stderr.contains("larger than Leasehold accepts"),
+            "{field}: a clear refusal, got {stderr}"
+        );
+    }
+    assert_eq!(
+        row_counts(&db.path).0,
+        1,
+        "nothing of the refused rentals was written"
+    );
+    leasehold(
+        &db.path,
+        &[
+            "instance",
+            "traffic",
+            "box",
+            "--gb",
+            "99999999999999999999",
+            "--at",
+            T0,
+        ],
+    )
+    .code(2)
+    .stderr(contains("traffic_gb"));
+    leasehold(
+        &db.path,
+        &["instance", "list", "--json", "--at", "2025-03-02T00:00:00Z"],
+    )
+    .success();
+    let cost = leasehold(
+        &db.path,
+        &["cost", "box", "--json", "--at", "2025-03-02T00:00:00Z"],
+    )
+    .success();
+    assert_eq!(json(&cost)["total"], "60.00", "24 h × 2.5");
+}

@@ -78,7 +78,7 @@ fn naive_sum(events: &[LedgerEvent], now: DateTime<Utc>) -> Decimal {
     let mut running = false;
     for pair in events.windows(2) {
         if let EventKind::Created(r) | EventKind::RuleChanged(r) = &pair[0].kind {
-            rate = r.compute_rate();
+            rate = r.compute_rate().expect("rates in range");
         }
         match pair[0].kind {
             EventKind::Started => running = true,
@@ -138,6 +138,7 @@ fn main() {
             Some(Decimal::from(100_000)),
             now,
         )
+        .expect("amounts in range")
     });
     let (engine_only, _) = time(|| compute(&events, now).expect("valid ledger"));
     let (baseline, _) = time(|| naive_sum(&events, now));
@@ -147,7 +148,8 @@ fn main() {
         &compute(&events, now).expect("valid ledger"),
         None,
         now,
-    );
+    )
+    .expect("amounts in range");
 
     let through_store = store_report(&events, now);
 

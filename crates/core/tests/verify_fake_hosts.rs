@@ -75,6 +75,7 @@ async fn run(
     let context = DiagnoseContext {
         lang: Lang::En,
         expected_gpu_count: expected_gpus,
+        machine: None,
     };
     verify::verify(target, options, &context, &NoProgress, SystemClock.now())
         .await

@@ -10,4 +10,5 @@ pub mod catalog;
 pub mod install;
 pub mod settings;
 pub mod ssh;
+pub mod store;
 pub mod verify;

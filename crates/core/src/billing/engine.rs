@@ -17,6 +17,10 @@
 //!
 //! Amounts are accumulated as `rate × seconds` (exact decimals, since every unit is a whole
 //! number of seconds) and divided by 3600 once, so splitting a sum never introduces rounding.
+//!
+//! Every multiplication and sum is checked: a stored value too large for a decimal (a price
+//! recorded before the input ranges existed, a hand-edited database) ends in
+//! `billing.amount_overflow`, never in a panic that would take every later report with it.
 
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
@@ -38,8 +42,18 @@ pub struct Charges {
     pub traffic: Decimal,
 }
 
+/// `a + b`, or `billing.amount_overflow` naming what was being added.
+pub(crate) fn add(what: &'static str, a: Decimal, b: Decimal) -> Result<Decimal, BillingError> {
+    a.checked_add(b).ok_or(BillingError::Overflow { what })
+}
+
+/// `a × b`, or `billing.amount_overflow` naming what was being multiplied.
+pub(crate) fn mul(what: &'static str, a: Decimal, b: Decimal) -> Result<Decimal, BillingError> {
+    a.checked_mul(b).ok_or(BillingError::Overflow { what })
+}
+
 impl Charges {
-    fn add(&mut self, other: &Self) {
+    fn add(&mut self, other: &Self) -> Result<(), BillingError> {
         // Most intervals touch two or three categories; adding zeros is not free for decimals.
         for (sum, part) in [
             (&mut self.compute, other.compute),
@@ -50,9 +64,10 @@ impl Charges {
             (&mut self.traffic, other.traffic),
         ] {
             if !part.is_zero() {
-                *sum += part;
+                *sum = add("cost", *sum, part)?;
             }
         }
+        Ok(())
     }
 
     /// Money per category, at full precision.
@@ -76,33 +91,42 @@ impl Charges {
 
     /// The total, at full precision: one division, so it equals the sum of the parts exactly
     /// whenever the parts are.
-    pub fn total(&self) -> Decimal {
-        self.rate_seconds() / Decimal::from(SECONDS_PER_HOUR) + self.traffic
+    pub fn total(&self) -> Result<Decimal, BillingError> {
+        add(
+            "total",
+            self.rate_seconds()? / Decimal::from(SECONDS_PER_HOUR),
+            self.traffic,
+        )
     }
 
-    fn rate_seconds(&self) -> Decimal {
-        self.compute + self.no_gpu + self.stopped + self.storage + self.ip
+    fn rate_seconds(&self) -> Result<Decimal, BillingError> {
+        [self.no_gpu, self.stopped, self.storage, self.ip]
+            .into_iter()
+            .try_fold(self.compute, |sum, part| add("total", sum, part))
     }
 
     /// The total as shown (two decimals), without a decimal division: what a long timeline
     /// needs once per interval.
-    pub fn shown_total(&self) -> Decimal {
-        shown_from_rate_seconds(
-            self.rate_seconds() + self.traffic * Decimal::from(SECONDS_PER_HOUR),
-        )
+    pub fn shown_total(&self) -> Result<Decimal, BillingError> {
+        let traffic = mul("traffic", self.traffic, Decimal::from(SECONDS_PER_HOUR))?;
+        Ok(shown_from_rate_seconds(add(
+            "total",
+            self.rate_seconds()?,
+            traffic,
+        )?))
     }
 
     /// Each category as shown (two decimals), as [`Charges::shown_total`] does.
-    pub fn shown(&self) -> MoneyBreakdown {
+    pub fn shown(&self) -> Result<MoneyBreakdown, BillingError> {
         let hour = Decimal::from(SECONDS_PER_HOUR);
-        MoneyBreakdown {
+        Ok(MoneyBreakdown {
             compute: shown_from_rate_seconds(self.compute),
             no_gpu: shown_from_rate_seconds(self.no_gpu),
             stopped: shown_from_rate_seconds(self.stopped),
             storage: shown_from_rate_seconds(self.storage),
             ip: shown_from_rate_seconds(self.ip),
-            traffic: shown_from_rate_seconds(self.traffic * hour),
-        }
+            traffic: shown_from_rate_seconds(mul("traffic", self.traffic, hour)?),
+        })
     }
 }
 
@@ -182,7 +206,7 @@ pub struct Costing {
 }
 
 impl Costing {
-    pub fn total(&self) -> Decimal {
+    pub fn total(&self) -> Result<Decimal, BillingError> {
         self.charges.total()
     }
 }
@@ -232,10 +256,13 @@ impl Meter {
 }
 
 /// The hourly rate of `state` under `rules` and the category it is charged to.
-fn state_rate(state: InstanceState, rules: &BillingRules) -> (Decimal, Category) {
-    match state {
+fn state_rate(
+    state: InstanceState,
+    rules: &BillingRules,
+) -> Result<(Decimal, Category), BillingError> {
+    Ok(match state {
         InstanceState::Created | InstanceState::Running => {
-            (rules.compute_rate(), Category::Compute)
+            (rules.compute_rate()?, Category::Compute)
         }
         InstanceState::NoGpu => (rules.no_gpu_rate.unwrap_or_default(), Category::NoGpu),
         InstanceState::Stopped => match rules.stopped_billing {
@@ -244,7 +271,7 @@ fn state_rate(state: InstanceState, rules: &BillingRules) -> (Decimal, Category)
             StoppedBilling::Rate { rate } => (rate, Category::Stopped),
         },
         InstanceState::Released => (Decimal::ZERO, Category::Stopped),
-    }
+    })
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -256,13 +283,15 @@ enum Category {
 }
 
 impl Charges {
-    fn charge(&mut self, category: Category, rate_seconds: Decimal) {
-        match category {
-            Category::Compute => self.compute += rate_seconds,
-            Category::NoGpu => self.no_gpu += rate_seconds,
-            Category::Stopped => self.stopped += rate_seconds,
-            Category::Storage => self.storage += rate_seconds,
-        }
+    fn charge(&mut self, category: Category, rate_seconds: Decimal) -> Result<(), BillingError> {
+        let sum = match category {
+            Category::Compute => &mut self.compute,
+            Category::NoGpu => &mut self.no_gpu,
+            Category::Stopped => &mut self.stopped,
+            Category::Storage => &mut self.storage,
+        };
+        *sum = add("cost", *sum, rate_seconds)?;
+        Ok(())
     }
 }
 
@@ -280,7 +309,7 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn close(&mut self, end: DateTime<Utc>, ongoing: bool) {
+    fn close(&mut self, end: DateTime<Utc>, ongoing: bool) -> Result<(), BillingError> {
         let start = self.open_since;
         let mut charges = Charges {
             traffic: std::mem::take(&mut self.pending_traffic),
@@ -289,24 +318,42 @@ impl<'a> Walk<'a> {
         let mut rate_per_hour = Decimal::ZERO;
         let mut billed_seconds = 0;
         if let Some(fees) = self.fees {
-            let (rate, category) = state_rate(self.state, self.rules);
+            let (rate, category) = state_rate(self.state, self.rules)?;
             billed_seconds = self.run.charged_seconds(start, end);
             if !rate.is_zero() && billed_seconds != 0 {
-                charges.charge(category, rate * Decimal::from(billed_seconds));
+                charges.charge(category, mul("cost", rate, Decimal::from(billed_seconds))?)?;
             }
-            let storage_rate = self.rules.data_disk_per_hour + self.rules.snapshot_per_hour;
+            let storage_rate = add(
+                "storage fees",
+                self.rules.data_disk_per_hour,
+                self.rules.snapshot_per_hour,
+            )?;
             let ip_rate = self.rules.public_ip_per_hour;
             if !(storage_rate.is_zero() && ip_rate.is_zero()) {
                 let fee_seconds = Decimal::from(fees.charged_seconds(start, end));
-                charges.storage += storage_rate * fee_seconds;
-                charges.ip += ip_rate * fee_seconds;
+                charges.storage = add(
+                    "storage fees",
+                    charges.storage,
+                    mul("storage fees", storage_rate, fee_seconds)?,
+                )?;
+                charges.ip = add(
+                    "public IP fees",
+                    charges.ip,
+                    mul("public IP fees", ip_rate, fee_seconds)?,
+                )?;
             }
-            rate_per_hour = rate + storage_rate + ip_rate;
+            rate_per_hour = add(
+                "hourly rate",
+                add("hourly rate", rate, storage_rate)?,
+                ip_rate,
+            )?;
         }
         if self.state == InstanceState::Running {
-            self.running_seconds += (end - start).num_seconds();
+            self.running_seconds = self
+                .running_seconds
+                .saturating_add((end - start).num_seconds());
         }
-        self.charges.add(&charges);
+        self.charges.add(&charges)?;
         if end > start || !charges.traffic.is_zero() {
             self.intervals.push(Interval {
                 state: self.state,
@@ -320,6 +367,7 @@ impl<'a> Walk<'a> {
             });
         }
         self.open_since = end;
+        Ok(())
     }
 }
 
@@ -353,15 +401,19 @@ pub fn compute(events: &[LedgerEvent], now: DateTime<Utc>) -> Result<Costing, Bi
         };
         match &event.kind {
             EventKind::TrafficRecorded(gb) => {
-                w.pending_traffic += *gb * w.rules.traffic_per_gb;
+                w.pending_traffic = add(
+                    "traffic",
+                    w.pending_traffic,
+                    mul("traffic", *gb, w.rules.traffic_per_gb)?,
+                )?;
             }
             EventKind::RuleChanged(rules) => {
-                w.close(event.at, false);
+                w.close(event.at, false)?;
                 w.rules = rules;
             }
             EventKind::Created(_) => {}
             kind => {
-                w.close(event.at, false);
+                w.close(event.at, false)?;
                 w.state = replay.state.unwrap_or(InstanceState::Released);
                 w.run = Meter::new(event.at, w.rules.granularity);
                 let powers_on = matches!(kind, EventKind::Started | EventKind::NoGpuStarted);
@@ -389,12 +441,19 @@ pub fn compute(events: &[LedgerEvent], now: DateTime<Utc>) -> Result<Costing, Bi
     };
     let mut burn_rate_per_hour = Decimal::ZERO;
     if walk.state != InstanceState::Released {
-        walk.close(now, true);
+        walk.close(now, true)?;
         if walk.fees.is_some() {
-            burn_rate_per_hour =
-                state_rate(walk.state, walk.rules).0 + walk.rules.fixed_fees_per_hour();
+            burn_rate_per_hour = add(
+                "hourly rate",
+                state_rate(walk.state, walk.rules)?.0,
+                walk.rules.fixed_fees_per_hour()?,
+            )?;
         }
     }
+    // Every figure a report derives from these charges must fit, so a report can never be the
+    // first to find out.
+    walk.charges.shown_total()?;
+    walk.charges.total()?;
     let wipe_at = match (walk.state, walk.rules.wipe_after_stopped_days) {
         (InstanceState::Stopped, Some(days)) => walk
             .run

@@ -13,9 +13,19 @@ pub enum BillingError {
     InvalidPrice { field: &'static str, value: Decimal },
     #[error("{field} cannot be negative (got {value})")]
     NegativeAmount { field: &'static str, value: Decimal },
+    #[error(
+        "{field} is larger than Leasehold accepts (got {value}, at most {max}); check for a typo"
+    )]
+    TooLarge {
+        field: &'static str,
+        value: Decimal,
+        max: Decimal,
+    },
+    #[error("an amount is too large to compute ({what}); a price, count or time recorded for this rental is out of range")]
+    Overflow { what: &'static str },
     #[error("invalid {field}: {reason}")]
     InvalidInput { field: &'static str, reason: String },
-    #[error("unknown provider preset {key:?}: use autodl, hengyuan, kuhu, runpod, vast, lambda or custom")]
+    #[error("unknown provider preset {key:?}: use bingxing, autodl, hengyuan, kuhu, runpod, vast, lambda, aliyun, tencent, huawei, aws, gcp or custom")]
     UnknownProvider { key: String },
     #[error("an instance named {name:?} already exists; pick another name")]
     DuplicateName { name: String },
@@ -60,6 +70,8 @@ impl Coded for BillingError {
             Self::UnknownCurrency { .. } => "billing.unknown_currency",
             Self::InvalidPrice { .. } => "billing.invalid_price",
             Self::NegativeAmount { .. } => "billing.negative_amount",
+            Self::TooLarge { .. } => "billing.too_large",
+            Self::Overflow { .. } => "billing.amount_overflow",
             Self::InvalidInput { .. } => "billing.invalid_input",
             Self::UnknownProvider { .. } => "billing.unknown_provider",
             Self::DuplicateName { .. } => "billing.duplicate_name",
@@ -76,7 +88,8 @@ impl Coded for BillingError {
     }
 
     fn is_bad_input(&self) -> bool {
-        !matches!(self, Self::Store(_))
+        // An overflow comes from what is already stored, not from this request.
+        !matches!(self, Self::Store(_) | Self::Overflow { .. })
     }
 
     /// The input the error is about, so a form can show it next to that field.
@@ -84,6 +97,7 @@ impl Coded for BillingError {
         match self {
             Self::InvalidPrice { field, .. }
             | Self::NegativeAmount { field, .. }
+            | Self::TooLarge { field, .. }
             | Self::InvalidInput { field, .. } => Some(field),
             Self::UnknownCurrency { .. } => Some("currency"),
             Self::UnknownProvider { .. } => Some("provider"),

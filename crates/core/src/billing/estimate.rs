@@ -12,10 +12,13 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::engine::{self, MoneyBreakdown};
+use super::engine::{self, add, MoneyBreakdown};
 use super::events::{EventKind, LedgerEvent};
 use super::money::{display_amount, display_quantity, display_rate, Currency};
-use super::rules::{non_negative, BillingRules, BillingStart, Granularity, StoppedBilling};
+use super::rules::{
+    at_most, limits, non_negative, rate_in_range, BillingRules, BillingStart, Granularity,
+    StoppedBilling,
+};
 use super::BillingError;
 
 /// What the user plans.
@@ -137,15 +140,16 @@ fn origin() -> DateTime<Utc> {
     Utc.timestamp_opt(0, 0).single().unwrap_or_default()
 }
 
-/// Largest number of hours an estimate accepts (about 11 years).
-const MAX_HOURS: i64 = 100_000;
 const MAX_RUNS: u32 = 1000;
 
 fn hours_to_duration(field: &'static str, hours: Decimal) -> Result<Duration, BillingError> {
-    if hours < Decimal::ZERO || hours > Decimal::from(MAX_HOURS) {
+    if hours < Decimal::ZERO || hours > limits::MAX_HOURS {
         return Err(BillingError::InvalidInput {
             field,
-            reason: format!("expected between 0 and {MAX_HOURS} hours (got {hours})"),
+            reason: format!(
+                "expected between 0 and {} hours (got {hours})",
+                limits::MAX_HOURS
+            ),
         });
     }
     // Whole seconds, rounded up: the engine bills whole seconds anyway.
@@ -186,11 +190,12 @@ impl EstimateInput {
         hours_to_duration("hours", self.hours)?;
         hours_to_duration("stop_hours_between", self.stop_hours_between)?;
         non_negative("traffic_gb", self.traffic_gb)?;
+        at_most("traffic_gb", self.traffic_gb, limits::MAX_TRAFFIC_GB)?;
         if let Some(rate) = self.stopped_storage_rate {
-            non_negative("stopped_storage_rate", rate)?;
+            rate_in_range("stopped_storage_rate", rate)?;
         }
         if let Some(rate) = self.stopped_rate {
-            non_negative("stopped_rate", rate)?;
+            rate_in_range("stopped_rate", rate)?;
         }
         if self.runs == 0 || self.runs > MAX_RUNS {
             return Err(BillingError::InvalidInput {
@@ -251,17 +256,19 @@ impl EstimateInput {
     }
 }
 
-fn total_of(m: &MoneyBreakdown) -> Decimal {
-    m.compute + m.no_gpu + m.stopped + m.storage + m.ip + m.traffic
+fn total_of(m: &MoneyBreakdown) -> Result<Decimal, BillingError> {
+    [m.no_gpu, m.stopped, m.storage, m.ip, m.traffic]
+        .into_iter()
+        .try_fold(m.compute, |sum, part| add("estimate", sum, part))
 }
 
 /// Price a job before renting it.
 pub fn estimate(input: &EstimateInput) -> Result<CostEstimate, BillingError> {
     let currency = input.validate()?;
     let one_run = input.price(1, StoppedBilling::None)?;
-    let continuous_total = total_of(&one_run);
+    let continuous_total = total_of(&one_run)?;
     let split = if input.runs > 1 {
-        let compute_rate = input.price_per_gpu_hour * Decimal::from(input.gpu_count);
+        let compute_rate = input.rules(StoppedBilling::None).compute_rate()?;
         let mut rules = vec![("none", StoppedBilling::None)];
         if let Some(rate) = input.stopped_storage_rate {
             rules.push(("storage", StoppedBilling::Storage { rate }));
@@ -270,17 +277,18 @@ pub fn estimate(input: &EstimateInput) -> Result<CostEstimate, BillingError> {
             rules.push(("rate", StoppedBilling::Rate { rate }));
         }
         rules.push(("full_price", StoppedBilling::Rate { rate: compute_rate }));
-        let no_stop_cost = total_of(&input.price(input.runs, StoppedBilling::None)?);
+        let no_stop_cost = total_of(&input.price(input.runs, StoppedBilling::None)?)?;
         let mut options = Vec::with_capacity(rules.len());
         for (rule, stopped_billing) in rules {
-            let total = total_of(&input.price(input.runs, stopped_billing)?);
+            let total = total_of(&input.price(input.runs, stopped_billing)?)?;
+            let overflow = || BillingError::Overflow { what: "estimate" };
             options.push(SplitRunOption {
                 rule: rule.to_owned(),
                 stopped_rate_per_hour: display_rate(stopped_billing.rate().unwrap_or_default()),
-                stopped_cost: display_amount(total - no_stop_cost),
+                stopped_cost: display_amount(total.checked_sub(no_stop_cost).ok_or_else(overflow)?),
                 total: display_amount(total),
                 times_continuous: display_amount(if continuous_total > Decimal::ZERO {
-                    total / continuous_total
+                    total.checked_div(continuous_total).ok_or_else(overflow)?
                 } else {
                     Decimal::ONE
                 }),

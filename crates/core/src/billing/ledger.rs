@@ -17,7 +17,7 @@ pub use super::new_instance::{NewInstance, PowerAction};
 use super::presets::ProviderKey;
 use super::report::{CostReport, EventView, Forecast, InstanceDetail, InstanceSummary};
 use super::rows;
-use super::rules::{non_negative, BillingRules};
+use super::rules::{at_most, limits, non_negative, BillingRules};
 use super::BillingError;
 use crate::store::ledger::{self as repo, InstanceRow, NewInstanceRow};
 use crate::store::Store;
@@ -73,14 +73,18 @@ impl Loaded {
         engine::compute(&self.events, now)
     }
 
-    fn summary(&self, costing: &Costing, now: DateTime<Utc>) -> InstanceSummary {
-        let report = CostReport::new(&self.row.name, &self.currency, costing, self.budget, now);
+    fn summary(
+        &self,
+        costing: &Costing,
+        now: DateTime<Utc>,
+    ) -> Result<InstanceSummary, BillingError> {
+        let report = CostReport::new(&self.row.name, &self.currency, costing, self.budget, now)?;
         let first_rules = self.events.first().and_then(|e| match &e.kind {
             EventKind::Created(rules) => Some(rules.as_ref()),
             _ => None,
         });
         let rules = costing.rules.as_ref().or(first_rules);
-        InstanceSummary {
+        Ok(InstanceSummary {
             id: self.row.id,
             name: self.row.name.clone(),
             provider: self.row.provider.clone(),
@@ -104,7 +108,7 @@ impl Loaded {
             wipe_at: costing.wipe_at,
             notes: self.row.notes.clone(),
             as_of: now,
-        }
+        })
     }
 }
 
@@ -145,9 +149,10 @@ pub async fn add_instance(
         repo::set_budget(&mut tx, id, Some(&budget.normalize().to_string())).await?;
     }
     let loaded = load(&mut tx, &new.name).await?;
+    // Cost it before committing: a rental whose bill cannot be computed is not recorded.
+    let summary = loaded.summary(&loaded.costing(at)?, at)?;
     tx.commit().await.map_err(crate::store::StoreError::from)?;
-    let costing = loaded.costing(at)?;
-    Ok(loaded.summary(&costing, at))
+    Ok(summary)
 }
 
 /// Check `event` against the stored ledger and append it; nothing is written when it is refused.
@@ -175,11 +180,12 @@ async fn append(
         &rows::event_to_row(&event, rules_id),
     )
     .await?;
-    tx.commit().await.map_err(crate::store::StoreError::from)?;
     let at = event.at;
     loaded.events.push(event);
-    let costing = loaded.costing(at)?;
-    Ok(loaded.summary(&costing, at))
+    // Cost it before committing: an event whose bill cannot be computed is not recorded.
+    let summary = loaded.summary(&loaded.costing(at)?, at)?;
+    tx.commit().await.map_err(crate::store::StoreError::from)?;
+    Ok(summary)
 }
 
 /// Record a start, stop, no-GPU power-on or release at `at`. Returns the summary at `at`.
@@ -219,6 +225,7 @@ pub async fn record_traffic(
     at: DateTime<Utc>,
 ) -> Result<InstanceSummary, BillingError> {
     non_negative("traffic_gb", gb)?;
+    at_most("traffic_gb", gb, limits::MAX_TRAFFIC_GB)?;
     append(
         store,
         name,
@@ -242,10 +249,10 @@ pub async fn set_budget(
     let mut loaded = load(&mut tx, name).await?;
     let text = budget.map(|b| b.normalize().to_string());
     repo::set_budget(&mut tx, loaded.row.id, text.as_deref()).await?;
-    tx.commit().await.map_err(crate::store::StoreError::from)?;
     loaded.budget = budget;
-    let costing = loaded.costing(now)?;
-    Ok(loaded.summary(&costing, now))
+    let summary = loaded.summary(&loaded.costing(now)?, now)?;
+    tx.commit().await.map_err(crate::store::StoreError::from)?;
+    Ok(summary)
 }
 
 /// Every instance, oldest first, as of `now`.
@@ -260,7 +267,7 @@ pub async fn list(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceSumma
     for row in repo::list_instances(&mut conn).await? {
         let loaded = load_row(&mut conn, row).await?;
         let costing = loaded.costing(now)?;
-        summaries.push(loaded.summary(&costing, now));
+        summaries.push(loaded.summary(&costing, now)?);
     }
     Ok(summaries)
 }
@@ -283,13 +290,13 @@ pub async fn cost(
 ) -> Result<CostReport, BillingError> {
     let loaded = load_named(store, name).await?;
     let costing = loaded.costing(now)?;
-    Ok(CostReport::new(
+    CostReport::new(
         &loaded.row.name,
         &loaded.currency,
         &costing,
         loaded.budget,
         now,
-    ))
+    )
 }
 
 /// Summary, rules, timeline and bill of one instance as of `now`.
@@ -307,7 +314,7 @@ pub async fn show(
         &costing,
         loaded.budget,
         now,
-    );
+    )?;
     let events = loaded
         .events
         .iter()
@@ -324,7 +331,7 @@ pub async fn show(
             },
         })
         .collect();
-    let summary = loaded.summary(&costing, now);
+    let summary = loaded.summary(&costing, now)?;
     let rules = costing
         .rules
         .or_else(|| events_first_rules(&loaded.events))
@@ -364,9 +371,12 @@ pub async fn forecast(
         &at_until,
         loaded.budget,
         until,
-    );
-    let total_now = at_now.total();
-    let total_at_until = at_until.total();
+    )?;
+    let total_now = at_now.total()?;
+    let total_at_until = at_until.total()?;
+    let additional = total_at_until
+        .checked_sub(total_now)
+        .ok_or(BillingError::Overflow { what: "forecast" })?;
     Ok(Forecast {
         name: loaded.row.name,
         currency: loaded.currency,
@@ -375,7 +385,7 @@ pub async fn forecast(
         state: at_now.state,
         total_now: super::money::display_amount(total_now),
         total_at_until: super::money::display_amount(total_at_until),
-        additional: super::money::display_amount(total_at_until - total_now),
+        additional: super::money::display_amount(additional),
         budget_at_until: report_until.budget,
     })
 }

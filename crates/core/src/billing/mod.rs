@@ -30,7 +30,7 @@ pub use estimate::{estimate, CostEstimate, EstimateInput, SplitRunComparison, Sp
 pub use events::{EventKind, InstanceState, LedgerEvent};
 pub use money::Currency;
 pub use new_instance::{NewInstance, PowerAction};
-pub use presets::{presets, ProviderKey, ProviderPreset};
+pub use presets::{presets, MachineKind, ProviderKey, ProviderPreset};
 pub use rent_vs_buy::{rent_vs_buy, MonthCost, RentVsBuy, RentVsBuyInput};
 pub use report::{
     BudgetUse, CostBreakdown, CostInterval, CostReport, EventView, Forecast, InstanceDetail,

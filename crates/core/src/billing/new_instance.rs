@@ -8,7 +8,7 @@ use ts_rs::TS;
 use super::events::EventKind;
 use super::money::Currency;
 use super::presets::ProviderKey;
-use super::rules::BillingRules;
+use super::rules::{at_most, limits, BillingRules};
 use super::BillingError;
 
 /// A rental to record.
@@ -16,7 +16,8 @@ use super::BillingError;
 #[ts(export)]
 pub struct NewInstance {
     pub name: String,
-    /// Provider preset key (`autodl`, `hengyuan`, `kuhu`, `runpod`, `vast`, `lambda`, `custom`).
+    /// Provider preset key (`bingxing`, `autodl`, `hengyuan`, `kuhu`, `runpod`, `vast`, `lambda`,
+    /// `aliyun`, `tencent`, `huawei`, `aws`, `gcp`, `custom`).
     pub provider: String,
     pub region: Option<String>,
     pub gpu_model: String,
@@ -53,6 +54,7 @@ impl NewInstance {
                     reason: format!("planned hours must be greater than zero (got {hours})"),
                 });
             }
+            at_most("planned_hours", hours, limits::MAX_HOURS)?;
         }
         if let Some(budget) = self.budget {
             validate_budget(budget)?;
@@ -88,7 +90,7 @@ pub(crate) fn validate_budget(budget: Decimal) -> Result<(), BillingError> {
             reason: format!("a budget must be greater than zero (got {budget})"),
         });
     }
-    Ok(())
+    at_most("budget", budget, limits::MAX_AMOUNT)
 }
 
 /// A power or lifecycle change the user records.

@@ -9,13 +9,18 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use rust_decimal_macros::dec;
+
+use super::engine::{add, mul};
 use super::money::{display_amount, Currency};
-use super::rules::non_negative;
+use super::rules::{at_most, limits, non_negative, rate_in_range};
 use super::BillingError;
 
 const DAYS_PER_MONTH: u32 = 30;
 /// Longest horizon we chart (50 years); beyond that the question is moot.
 const MAX_MONTHS: u32 = 600;
+/// A megawatt: more than any machine a person weighs against renting.
+const MAX_WATTS: Decimal = dec!(1000000);
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(export)]
@@ -87,8 +92,11 @@ pub fn rent_vs_buy(input: &RentVsBuyInput) -> Result<RentVsBuy, BillingError> {
             value: input.rent_per_hour,
         });
     }
+    at_most("card_price", input.card_price, limits::MAX_AMOUNT)?;
+    at_most("rent_per_hour", input.rent_per_hour, limits::MAX_RATE)?;
     non_negative("power_watts", input.power_watts)?;
-    non_negative("electricity_per_kwh", input.electricity_per_kwh)?;
+    at_most("power_watts", input.power_watts, MAX_WATTS)?;
+    rate_in_range("electricity_per_kwh", input.electricity_per_kwh)?;
     if input.hours_per_day <= Decimal::ZERO || input.hours_per_day > Decimal::from(24) {
         return Err(BillingError::InvalidInput {
             field: "hours_per_day",
@@ -104,26 +112,47 @@ pub fn rent_vs_buy(input: &RentVsBuyInput) -> Result<RentVsBuy, BillingError> {
             reason: format!("expected 1 to {MAX_MONTHS} months (got {})", input.months),
         });
     }
-    let hours_per_month = input.hours_per_day * Decimal::from(DAYS_PER_MONTH);
-    let rent_per_month = input.rent_per_hour * hours_per_month;
-    let power_per_month =
-        input.power_watts / Decimal::from(1000) * hours_per_month * input.electricity_per_kwh;
-    let monthly_saving = rent_per_month - power_per_month;
+    let hours_per_month = mul("rent", input.hours_per_day, Decimal::from(DAYS_PER_MONTH))?;
+    let rent_per_month = mul("rent", input.rent_per_hour, hours_per_month)?;
+    let power_per_month = mul(
+        "electricity",
+        mul(
+            "electricity",
+            input.power_watts / Decimal::from(1000),
+            hours_per_month,
+        )?,
+        input.electricity_per_kwh,
+    )?;
+    let monthly_saving = rent_per_month
+        .checked_sub(power_per_month)
+        .ok_or(BillingError::Overflow { what: "rent" })?;
+    // A quotient too large for a decimal is far beyond any month count: never within reach.
     let break_even_month = (monthly_saving > Decimal::ZERO)
-        .then(|| u32::try_from((input.card_price / monthly_saving).ceil()).ok())
+        .then(|| {
+            let months = input.card_price.checked_div(monthly_saving)?.ceil();
+            u32::try_from(months).ok()
+        })
         .flatten()
         .map(|m| m.max(1));
+    let rent_after = |month: u32| mul("rent", rent_per_month, Decimal::from(month));
+    let buy_after = |month: u32| {
+        add(
+            "purchase",
+            input.card_price,
+            mul("electricity", power_per_month, Decimal::from(month))?,
+        )
+    };
     let by_month: Vec<MonthCost> = (1..=input.months)
-        .map(|month| MonthCost {
-            month,
-            rent_cumulative: display_amount(rent_per_month * Decimal::from(month)),
-            buy_cumulative: display_amount(
-                input.card_price + power_per_month * Decimal::from(month),
-            ),
+        .map(|month| {
+            Ok(MonthCost {
+                month,
+                rent_cumulative: display_amount(rent_after(month)?),
+                buy_cumulative: display_amount(buy_after(month)?),
+            })
         })
-        .collect();
-    let rent_total = rent_per_month * Decimal::from(input.months);
-    let buy_total = input.card_price + power_per_month * Decimal::from(input.months);
+        .collect::<Result<_, BillingError>>()?;
+    let rent_total = rent_after(input.months)?;
+    let buy_total = buy_after(input.months)?;
     Ok(RentVsBuy {
         currency,
         rent_per_month: display_amount(rent_per_month),

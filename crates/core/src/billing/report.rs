@@ -10,6 +10,7 @@ use super::engine::{Costing, Interval};
 use super::events::InstanceState;
 use super::money::{display_amount, display_quantity, display_rate, Currency};
 use super::rules::BillingRules;
+use super::BillingError;
 
 /// Cost per category. `storage` holds storage-only stopped billing plus data-disk and snapshot
 /// fees; `stopped` is a stopped-instance rate other than storage.
@@ -31,16 +32,16 @@ pub struct CostBreakdown {
 }
 
 impl CostBreakdown {
-    pub(crate) fn shown(charges: &super::engine::Charges) -> Self {
-        let money = charges.shown();
-        Self {
+    pub(crate) fn shown(charges: &super::engine::Charges) -> Result<Self, BillingError> {
+        let money = charges.shown()?;
+        Ok(Self {
             compute: money.compute,
             no_gpu: money.no_gpu,
             stopped: money.stopped,
             storage: money.storage,
             ip: money.ip,
             traffic: money.traffic,
-        }
+        })
     }
 }
 
@@ -66,8 +67,8 @@ pub struct CostInterval {
 }
 
 impl CostInterval {
-    fn shown(interval: &Interval) -> Self {
-        Self {
+    fn shown(interval: &Interval) -> Result<Self, BillingError> {
+        Ok(Self {
             state: interval.state,
             start: interval.start,
             end: interval.end,
@@ -75,9 +76,9 @@ impl CostInterval {
             billed: interval.billed,
             rate_per_hour: display_rate(interval.rate_per_hour),
             billed_hours: billed_hours(interval.billed_seconds),
-            cost: interval.charges.shown_total(),
-            breakdown: CostBreakdown::shown(&interval.charges),
-        }
+            cost: interval.charges.shown_total()?,
+            breakdown: CostBreakdown::shown(&interval.charges)?,
+        })
     }
 }
 
@@ -118,9 +119,12 @@ impl BudgetUse {
         used: Decimal,
         burn_rate_per_hour: Decimal,
         now: DateTime<Utc>,
-    ) -> Self {
+    ) -> Result<Self, BillingError> {
+        let overflow = BillingError::Overflow { what: "budget" };
         let percent = if amount > Decimal::ZERO {
-            used * Decimal::ONE_HUNDRED / amount
+            used.checked_mul(Decimal::ONE_HUNDRED)
+                .and_then(|hundredfold| hundredfold.checked_div(amount))
+                .ok_or(overflow)?
         } else {
             Decimal::ONE_HUNDRED
         };
@@ -129,16 +133,23 @@ impl BudgetUse {
             .rev()
             .find(|t| percent >= Decimal::from(**t))
             .copied();
-        let remaining = amount - used;
+        let remaining = amount
+            .checked_sub(used)
+            .ok_or(BillingError::Overflow { what: "budget" })?;
+        // When the division does not fit, the budget lasts longer than any date can say.
         let exhausted_at = (remaining > Decimal::ZERO && burn_rate_per_hour > Decimal::ZERO)
             .then(|| {
-                let seconds = (remaining * Decimal::from(3600) / burn_rate_per_hour).ceil();
+                let seconds = remaining
+                    .checked_mul(Decimal::from(3600))?
+                    .checked_div(burn_rate_per_hour)?
+                    .ceil();
                 i64::try_from(seconds)
                     .ok()
-                    .and_then(|s| now.checked_add_signed(chrono::Duration::seconds(s)))
+                    .and_then(chrono::Duration::try_seconds)
+                    .and_then(|d| now.checked_add_signed(d))
             })
             .flatten();
-        Self {
+        Ok(Self {
             amount: display_amount(amount),
             used: display_amount(used),
             percent_used: {
@@ -151,7 +162,7 @@ impl BudgetUse {
             },
             threshold_reached,
             exhausted_at,
-        }
+        })
     }
 }
 
@@ -187,22 +198,28 @@ impl CostReport {
         costing: &Costing,
         budget: Option<Decimal>,
         as_of: DateTime<Utc>,
-    ) -> Self {
-        let total = costing.total();
-        Self {
+    ) -> Result<Self, BillingError> {
+        let total = costing.total()?;
+        Ok(Self {
             name: name.to_owned(),
             currency: currency.clone(),
             as_of,
             state: costing.state,
             total: display_amount(total),
-            breakdown: CostBreakdown::shown(&costing.charges),
+            breakdown: CostBreakdown::shown(&costing.charges)?,
             burn_rate_per_hour: display_rate(costing.burn_rate_per_hour),
             billing_started_at: costing.billing_started_at,
             released_at: costing.released_at,
             wipe_at: costing.wipe_at,
-            budget: budget.map(|b| BudgetUse::new(b, total, costing.burn_rate_per_hour, as_of)),
-            intervals: costing.intervals.iter().map(CostInterval::shown).collect(),
-        }
+            budget: budget
+                .map(|b| BudgetUse::new(b, total, costing.burn_rate_per_hour, as_of))
+                .transpose()?,
+            intervals: costing
+                .intervals
+                .iter()
+                .map(CostInterval::shown)
+                .collect::<Result<_, _>>()?,
+        })
     }
 }
 

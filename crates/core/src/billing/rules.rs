@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use rust_decimal::Decimal;
+use rust_decimal_macros::dec;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -163,6 +164,41 @@ impl fmt::Display for StoppedBilling {
     }
 }
 
+/// Upper limits on what is typed or stored, checked where input enters (the CLI and the app
+/// share these checks). Far above any real price — the largest real hourly prices are in
+/// currencies with small units, such as an H100 at about 1.3 million VND an hour — and far
+/// below what would overflow a decimal over centuries of billed seconds. The engine still checks
+/// every operation; these limits keep a typo from being stored at all.
+pub mod limits {
+    use super::{dec, Decimal};
+
+    /// Any hourly price or fee (per GPU, per instance, while stopped), and the price of a GB.
+    pub const MAX_RATE: Decimal = dec!(100000000);
+    /// GPUs in one rented instance (real machines have 1 to 16).
+    pub const MAX_GPU_COUNT: u32 = 256;
+    /// Hours of a plan or an estimate (about 11 years).
+    pub const MAX_HOURS: Decimal = dec!(100000);
+    /// Gigabytes of traffic recorded at once.
+    pub const MAX_TRAFFIC_GB: Decimal = dec!(1000000000);
+    /// A budget or a purchase price.
+    pub const MAX_AMOUNT: Decimal = dec!(1000000000000000);
+    /// Days a provider keeps a stopped instance (ten years).
+    pub const MAX_WIPE_DAYS: u32 = 3650;
+}
+
+/// `value` must not exceed `max`.
+pub(crate) fn at_most(
+    field: &'static str,
+    value: Decimal,
+    max: Decimal,
+) -> Result<(), BillingError> {
+    if value > max {
+        Err(BillingError::TooLarge { field, value, max })
+    } else {
+        Ok(())
+    }
+}
+
 /// Parse a decimal amount typed by a person (`2.50`), naming the field when it is not one.
 pub fn parse_decimal(field: &'static str, text: &str) -> Result<Decimal, BillingError> {
     Decimal::from_str(text.trim()).map_err(|_| BillingError::InvalidInput {
@@ -222,16 +258,29 @@ impl BillingRules {
     }
 
     /// Hourly price of the whole instance while its GPUs run.
-    pub fn compute_rate(&self) -> Decimal {
-        self.price_per_gpu_hour * Decimal::from(self.gpu_count)
+    pub fn compute_rate(&self) -> Result<Decimal, BillingError> {
+        super::engine::mul(
+            "hourly rate",
+            self.price_per_gpu_hour,
+            Decimal::from(self.gpu_count),
+        )
     }
 
     /// Hourly fees charged in every billed state: data disk + snapshot + public IP.
-    pub fn fixed_fees_per_hour(&self) -> Decimal {
-        self.data_disk_per_hour + self.snapshot_per_hour + self.public_ip_per_hour
+    pub fn fixed_fees_per_hour(&self) -> Result<Decimal, BillingError> {
+        super::engine::add(
+            "hourly fees",
+            super::engine::add(
+                "hourly fees",
+                self.data_disk_per_hour,
+                self.snapshot_per_hour,
+            )?,
+            self.public_ip_per_hour,
+        )
     }
 
-    /// Reject what no provider bills: a GPU price of zero or less, negative fees, no GPUs.
+    /// Reject what no provider bills: a GPU price of zero or less, negative fees, no GPUs, and
+    /// anything beyond [`limits`].
     pub fn validate(&self) -> Result<(), BillingError> {
         if self.price_per_gpu_hour <= Decimal::ZERO {
             return Err(BillingError::InvalidPrice {
@@ -239,30 +288,54 @@ impl BillingRules {
                 value: self.price_per_gpu_hour,
             });
         }
+        at_most(
+            "price_per_gpu_hour",
+            self.price_per_gpu_hour,
+            limits::MAX_RATE,
+        )?;
         if self.gpu_count == 0 {
             return Err(BillingError::InvalidInput {
                 field: "gpu_count",
                 reason: "an instance has at least one GPU".into(),
             });
         }
+        at_most(
+            "gpu_count",
+            Decimal::from(self.gpu_count),
+            Decimal::from(limits::MAX_GPU_COUNT),
+        )?;
         if let Some(rate) = self.stopped_billing.rate() {
-            non_negative("stopped_billing", rate)?;
+            rate_in_range("stopped_billing", rate)?;
         }
         if let Some(rate) = self.no_gpu_rate {
-            non_negative("no_gpu_rate", rate)?;
+            rate_in_range("no_gpu_rate", rate)?;
         }
-        non_negative("data_disk_per_hour", self.data_disk_per_hour)?;
-        non_negative("snapshot_per_hour", self.snapshot_per_hour)?;
-        non_negative("public_ip_per_hour", self.public_ip_per_hour)?;
-        non_negative("traffic_per_gb", self.traffic_per_gb)?;
-        if self.wipe_after_stopped_days == Some(0) {
-            return Err(BillingError::InvalidInput {
-                field: "wipe_after_stopped_days",
-                reason: "a wipe deadline is at least one day; leave it empty when the provider keeps stopped instances".into(),
-            });
+        rate_in_range("data_disk_per_hour", self.data_disk_per_hour)?;
+        rate_in_range("snapshot_per_hour", self.snapshot_per_hour)?;
+        rate_in_range("public_ip_per_hour", self.public_ip_per_hour)?;
+        rate_in_range("traffic_per_gb", self.traffic_per_gb)?;
+        match self.wipe_after_stopped_days {
+            Some(0) => {
+                return Err(BillingError::InvalidInput {
+                    field: "wipe_after_stopped_days",
+                    reason: "a wipe deadline is at least one day; leave it empty when the provider keeps stopped instances".into(),
+                })
+            }
+            Some(days) => at_most(
+                "wipe_after_stopped_days",
+                Decimal::from(days),
+                Decimal::from(limits::MAX_WIPE_DAYS),
+            )?,
+            None => {}
         }
         Ok(())
     }
+}
+
+/// A rate or fee: zero or more, at most [`limits::MAX_RATE`].
+pub(crate) fn rate_in_range(field: &'static str, value: Decimal) -> Result<(), BillingError> {
+    non_negative(field, value)?;
+    at_most(field, value, limits::MAX_RATE)
 }
 
 pub(crate) fn non_negative(field: &'static str, value: Decimal) -> Result<(), BillingError> {

@@ -22,7 +22,8 @@ pub use flow::{test_and_save, TestReport};
 pub use live::{open_forward, ForwardRequest, LinkStatus, LiveTargets};
 pub use plan::{agent_available, preview, resolve, AuthChoice, ConnectPlan, DestinationSummary};
 pub use saved::{
-    forget_target, load_target, rented_gpu_count, save_target, SaveReport, SavedTarget,
+    diagnose_context, forget_target, load_target, rented_gpu_count, save_target, SaveReport,
+    SavedTarget,
 };
 pub use terminal::{TerminalExit, TerminalOutput, Terminals};
 

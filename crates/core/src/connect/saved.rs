@@ -8,6 +8,8 @@ use ts_rs::TS;
 
 use super::plan::{AuthChoice, ConnectPlan};
 use super::ConnectError;
+use crate::billing::ProviderKey;
+use crate::diagnose::{DiagnoseContext, Lang};
 use crate::ssh::{
     expand_tilde, parse_ssh_command, passphrase_account, password_account, store_secret,
     Destination,
@@ -132,6 +134,28 @@ pub async fn rented_gpu_count(
         .await?
         .last()
         .and_then(|rules| u32::try_from(rules.gpu_count).ok()))
+}
+
+/// What the rental record tells the diagnosis rules about `instance`: the GPUs it promised and,
+/// from its provider preset, whether it is a container or a virtual machine.
+pub async fn diagnose_context(
+    conn: &mut SqliteConnection,
+    instance: &str,
+    lang: Lang,
+) -> Result<DiagnoseContext, ConnectError> {
+    let row = find_instance(conn, instance)
+        .await?
+        .ok_or_else(|| ConnectError::UnknownInstance(instance.to_owned()))?;
+    let expected_gpu_count = rented_gpu_count(conn, instance).await?;
+    // A provider this version does not know (written by a newer one) just leaves it to the probe.
+    let machine = ProviderKey::parse(&row.provider)
+        .ok()
+        .and_then(|key| key.preset().machine);
+    Ok(DiagnoseContext {
+        lang,
+        expected_gpu_count,
+        machine,
+    })
 }
 
 /// Forget how to reach `instance` (the keychain entry stays for other instances on that host).

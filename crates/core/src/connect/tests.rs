@@ -190,3 +190,49 @@ async fn forgetting_a_target_leaves_the_instance_unconnected() {
         "forgetting twice reports there was nothing left"
     );
 }
+
+/// Issue #13, item 14: Verify's diagnosis learns from the rental's provider preset whether the
+/// machine is a container (AutoDL) or a VM (a big cloud), and a provider this version does not
+/// know leaves it to the probe.
+#[tokio::test]
+async fn the_diagnosis_context_takes_the_machine_kind_from_the_provider_preset() {
+    use crate::billing::MachineKind;
+    use crate::diagnose::Lang;
+    let store = store_with("box").await;
+    let mut conn = store.pool().acquire().await.expect("conn");
+    let context = diagnose_context(&mut conn, "box", Lang::En)
+        .await
+        .expect("context");
+    assert_eq!(context.machine, Some(MachineKind::Container), "autodl");
+    for (name, provider, machine) in [
+        ("vm", "aliyun", Some(MachineKind::VirtualMachine)),
+        ("future", "a-provider-from-a-newer-version", None),
+    ] {
+        insert_instance(
+            &mut conn,
+            &NewInstanceRow {
+                name,
+                provider,
+                region: None,
+                gpu_model: "A10",
+                currency: "CNY",
+                notes: None,
+                planned_hours: None,
+                created_at: Utc
+                    .with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
+                    .single()
+                    .expect("time"),
+            },
+        )
+        .await
+        .expect("insert instance");
+        let context = diagnose_context(&mut conn, name, Lang::En)
+            .await
+            .expect("context");
+        assert_eq!(context.machine, machine, "{provider}");
+    }
+    let err = diagnose_context(&mut conn, "ghost", Lang::En)
+        .await
+        .expect_err("unknown instance");
+    assert_eq!(crate::Coded::code(&err), "connect.unknown_instance");
+}

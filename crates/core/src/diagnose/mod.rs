@@ -13,6 +13,7 @@ pub mod xid;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::billing::MachineKind;
 use crate::probe::Facts;
 
 pub use text::Lang;
@@ -74,6 +75,8 @@ pub struct DiagnoseContext {
     pub lang: Lang,
     /// GPUs the rental promised; fewer visible is `gpu.count_mismatch`.
     pub expected_gpu_count: Option<u32>,
+    /// What the rental's provider preset says the machine is; weighed with what the probe saw.
+    pub machine: Option<MachineKind>,
 }
 
 impl DiagnoseContext {
@@ -81,6 +84,17 @@ impl DiagnoseContext {
         Self {
             lang,
             expected_gpu_count: None,
+            machine: None,
+        }
+    }
+
+    /// Whether the machine is a container, from the provider preset first (it knows what it
+    /// rents; a probe can be ambiguous, e.g. no marker file in a container), else from the probe.
+    pub fn is_container(&self, facts: &Facts) -> bool {
+        match self.machine {
+            Some(MachineKind::Container) => true,
+            Some(MachineKind::VirtualMachine) => false,
+            None => facts.in_container(),
         }
     }
 }

@@ -16,6 +16,20 @@ pub enum StoreError {
     Query(#[from] sqlx::Error),
     #[error("the database holds a value this version cannot read ({what}: {value:?})")]
     Corrupt { what: &'static str, value: String },
+    #[error("the database file {path} is damaged: {detail}")]
+    Damaged { path: String, detail: String },
+    #[error("could not copy {from} to {to}: {source}")]
+    Copy {
+        from: String,
+        to: String,
+        source: std::io::Error,
+    },
+    #[error("could not rename {from} to {to}: {source}")]
+    Rename {
+        from: String,
+        to: String,
+        source: std::io::Error,
+    },
 }
 
 impl Coded for StoreError {
@@ -26,6 +40,9 @@ impl Coded for StoreError {
             Self::Migrate(_) => "store.migrate",
             Self::Query(_) => "store.query",
             Self::Corrupt { .. } => "store.corrupt",
+            Self::Damaged { .. } => "store.file_corrupt",
+            Self::Copy { .. } => "store.copy_failed",
+            Self::Rename { .. } => "store.rename_failed",
         }
     }
 }

@@ -7,11 +7,17 @@
 //! embedded, forward-only migrations. Queries are runtime-checked (`sqlx::query_as` + `FromRow`)
 //! so building needs no live database. One repository file per aggregate; writes take a
 //! transaction that the caller commits only when every check passed.
+//!
+//! Opening checks the file (`PRAGMA quick_check`) before migrating it, so a damaged database is
+//! found at start, not by whichever screen reads the broken page first; [`recovery`] says what a
+//! failure to open means and offers the ways out (a read-only copy, a fresh start that keeps the
+//! old file).
 
 mod error;
 pub mod jobs;
 pub mod ledger;
 pub mod probe_runs;
+pub mod recovery;
 pub mod ssh_targets;
 
 use std::path::Path;
@@ -22,6 +28,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub use error::StoreError;
+pub use recovery::{OpenFailure, OpenProblem, RecoveryAction};
 
 /// How long a writer waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -54,7 +61,28 @@ impl Store {
                 path: path.display().to_string(),
                 source,
             })?;
+        Self::check_integrity(&pool, path).await?;
         Self::migrated(pool).await
+    }
+
+    /// `PRAGMA quick_check`: every page and index structurally sound (milliseconds for the sizes
+    /// this app writes). Reports the first problem only.
+    async fn check_integrity(pool: &SqlitePool, path: &Path) -> Result<(), StoreError> {
+        let verdict: String = sqlx::query_scalar("PRAGMA quick_check(1)")
+            .fetch_one(pool)
+            .await
+            .map_err(|source| StoreError::Open {
+                path: path.display().to_string(),
+                source,
+            })?;
+        if verdict == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Damaged {
+                path: path.display().to_string(),
+                detail: verdict,
+            })
+        }
     }
 
     /// A private in-memory database, migrated: one per test.

@@ -130,17 +130,22 @@ pub async fn check_and_record(
     sink: &dyn ProbeSink,
     now: DateTime<Utc>,
 ) -> Result<Checked, VerifyError> {
-    let expected_gpu_count = match (request.expected_gpus, store, instance) {
-        (Some(count), ..) => Some(count),
-        (None, Some(store), Some(name)) => {
+    // A recorded rental also says how many GPUs it promised and, from its provider preset,
+    // whether it is a container or a VM; an explicit count wins over the record.
+    let context = match (store, instance) {
+        (Some(store), Some(name)) => {
             let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-            connect::rented_gpu_count(&mut conn, name).await?
+            let mut recorded = connect::diagnose_context(&mut conn, name, request.lang).await?;
+            if request.expected_gpus.is_some() {
+                recorded.expected_gpu_count = request.expected_gpus;
+            }
+            recorded
         }
-        _ => None,
-    };
-    let context = DiagnoseContext {
-        lang: request.lang,
-        expected_gpu_count,
+        _ => DiagnoseContext {
+            lang: request.lang,
+            expected_gpu_count: request.expected_gpus,
+            machine: None,
+        },
     };
     let report = verify(target, &request.options, &context, sink, now).await?;
     let recorded = match store {

@@ -42,5 +42,5 @@ pub fn cost_at(events: &[LedgerEvent], now: DateTime<Utc>) -> Costing {
 }
 
 pub fn total_at(events: &[LedgerEvent], now: DateTime<Utc>) -> Decimal {
-    cost_at(events, now).total()
+    cost_at(events, now).total().expect("the total fits")
 }

@@ -157,8 +157,8 @@ fn presets_fill_rule_fields_and_autodl_wipes_after_15_days() {
     let all = presets();
     assert_eq!(
         all.len(),
-        7,
-        "AutoDL, 恒源云, 酷虎云, RunPod, Vast.ai, Lambda, custom"
+        13,
+        "并行计算云, AutoDL, 恒源云, 酷虎云, RunPod, Vast.ai, Lambda, the five big clouds, custom"
     );
     let autodl = ProviderKey::Autodl.preset();
     assert_eq!(autodl.wipe_after_stopped_days, Some(15));
@@ -171,7 +171,69 @@ fn presets_fill_rule_fields_and_autodl_wipes_after_15_days() {
         assert_eq!(ProviderKey::parse(typed).ok(), Some(key), "{typed}");
     }
     assert_eq!(
-        ProviderKey::parse("aws").map_err(|e| e.code()).err(),
+        ProviderKey::parse("digitalocean")
+            .map_err(|e| e.code())
+            .err(),
         Some("billing.unknown_provider")
     );
+}
+
+/// Issue #13, item 14: the seed's first choice and the big clouds' GPU VMs have presets; VMs say
+/// so (Docker can run there) and name the public page their billing facts come from.
+#[test]
+fn the_seeds_platforms_and_the_big_clouds_have_presets() {
+    use leasehold_core::billing::{BillingStart, MachineKind};
+    for (typed, key) in [
+        ("并行计算云", ProviderKey::Bingxing),
+        ("阿里云", ProviderKey::Aliyun),
+        ("腾讯云", ProviderKey::Tencent),
+        ("华为云", ProviderKey::Huawei),
+        ("AWS", ProviderKey::Aws),
+        ("Google Cloud", ProviderKey::Gcp),
+    ] {
+        assert_eq!(ProviderKey::parse(typed).ok(), Some(key), "{typed}");
+        assert_eq!(
+            ProviderKey::parse(key.as_str()).ok(),
+            Some(key),
+            "the key itself"
+        );
+    }
+    for key in [
+        ProviderKey::Aliyun,
+        ProviderKey::Tencent,
+        ProviderKey::Huawei,
+        ProviderKey::Aws,
+        ProviderKey::Gcp,
+    ] {
+        let preset = key.preset();
+        assert_eq!(preset.machine, Some(MachineKind::VirtualMachine), "{key:?}");
+        assert_eq!(
+            preset.billing_starts,
+            BillingStart::Created,
+            "{key:?}: a cloud VM bills from creation until released"
+        );
+        assert!(
+            preset
+                .source
+                .as_deref()
+                .is_some_and(|s| s.starts_with("https://")),
+            "{key:?}: the billing facts name their public source"
+        );
+    }
+    assert_eq!(
+        ProviderKey::Aliyun.preset().stopped_billing_kind,
+        "rate",
+        "a plain stop keeps billing an Alibaba Cloud pay-as-you-go instance"
+    );
+    for key in [ProviderKey::Autodl, ProviderKey::Runpod, ProviderKey::Vast] {
+        assert_eq!(
+            key.preset().machine,
+            Some(MachineKind::Container),
+            "{key:?}"
+        );
+    }
+    let bingxing = ProviderKey::Bingxing.preset();
+    assert_eq!(bingxing.display_name, "并行计算云");
+    assert_eq!(bingxing.machine, None, "not known: the probe decides");
+    assert_eq!(bingxing.source, None, "our best reading, marked as such");
 }

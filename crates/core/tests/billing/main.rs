@@ -4,6 +4,7 @@
 
 mod common;
 mod estimates;
+mod extremes;
 mod properties;
 mod scenarios;
 mod store;

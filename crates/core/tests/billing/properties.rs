@@ -153,7 +153,7 @@ proptest! {
         let released = last_at(&events);
         let at_release = cost_at(&events, released);
         let afterwards = cost_at(&events, released + chrono::Duration::seconds(later));
-        prop_assert_eq!(at_release.total(), afterwards.total());
+        prop_assert_eq!(at_release.total().expect("the total fits"), afterwards.total().expect("the total fits"));
         prop_assert_eq!(afterwards.burn_rate_per_hour, Decimal::ZERO);
         prop_assert_eq!(afterwards.state, Some(InstanceState::Released));
     }
@@ -250,11 +250,11 @@ proptest! {
     ) {
         let events = ledger(&rules, &steps, release);
         let costing = cost_at(&events, last_at(&events) + chrono::Duration::seconds(now_after));
-        let sum: Decimal = costing.intervals.iter().map(|i| i.charges.total()).sum();
+        let sum: Decimal = costing.intervals.iter().map(|i| i.charges.total().expect("the total fits")).sum();
         let parts = costing.charges.in_money();
         let by_category = parts.compute + parts.no_gpu + parts.stopped + parts.storage + parts.ip + parts.traffic;
-        prop_assert_eq!(sum.round_dp(12), costing.total().round_dp(12));
-        prop_assert_eq!(by_category.round_dp(12), costing.total().round_dp(12));
+        prop_assert_eq!(sum.round_dp(12), costing.total().expect("the total fits").round_dp(12));
+        prop_assert_eq!(by_category.round_dp(12), costing.total().expect("the total fits").round_dp(12));
     }
 
     #[test]
@@ -266,9 +266,9 @@ proptest! {
         let events = ledger(&rules, &steps, false);
         let costing = cost_at(&events, last_at(&events) + chrono::Duration::seconds(now_after));
         for interval in &costing.intervals {
-            prop_assert_eq!(interval.charges.shown_total(), display_amount(interval.charges.total()));
+            prop_assert_eq!(interval.charges.shown_total().expect("the total fits"), display_amount(interval.charges.total().expect("the total fits")));
             let exact = interval.charges.in_money();
-            let shown = interval.charges.shown();
+            let shown = interval.charges.shown().expect("the parts fit");
             prop_assert_eq!(shown.compute, display_amount(exact.compute));
             prop_assert_eq!(shown.storage, display_amount(exact.storage));
             prop_assert_eq!(shown.traffic, display_amount(exact.traffic));

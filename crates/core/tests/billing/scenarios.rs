@@ -74,7 +74,11 @@ fn billing_from_creation_charges_the_wait_before_power_on() {
         r.billing_starts = starts;
         let events = [created(h(0), &r), ev(h(1), Started), ev(h(11), Stopped)];
         let costing = cost_at(&events, h(12));
-        assert_eq!(costing.total(), d(expected), "{why}");
+        assert_eq!(
+            costing.total().expect("the total fits"),
+            d(expected),
+            "{why}"
+        );
         let billing_from = if starts == BillingStart::Created {
             h(0)
         } else {
@@ -92,7 +96,7 @@ fn created_but_never_started_under_power_on_billing_costs_nothing() {
     let events = [created(h(0), &r)];
     let costing = cost_at(&events, h(48));
     assert_eq!(
-        costing.total(),
+        costing.total().expect("the total fits"),
         d("0"),
         "the meter has not started: not even fees"
     );
@@ -148,7 +152,7 @@ fn no_gpu_mode_bills_its_own_rate_and_needs_one() {
     let money = costing.charges.in_money();
     assert_eq!(money.compute, d("2"));
     assert_eq!(money.no_gpu, d("1"), "10 h × 0.1 in no-GPU mode");
-    assert_eq!(costing.total(), d("3"));
+    assert_eq!(costing.total().expect("the total fits"), d("3"));
 
     let without_rate = [created(h(0), &rules("2")), ev(h(1), NoGpuStarted)];
     let err = compute(&without_rate, h(2)).expect_err("no rate, no no-GPU mode");
@@ -189,7 +193,7 @@ fn traffic_is_charged_per_gb_at_the_rules_price() {
     ];
     let costing = cost_at(&events, h(3));
     assert_eq!(costing.charges.in_money().traffic, d("12"), "15 GB × 0.8");
-    assert_eq!(costing.total(), d("15"));
+    assert_eq!(costing.total().expect("the total fits"), d("15"));
     assert_eq!(
         costing.burn_rate_per_hour,
         d("1"),
@@ -314,11 +318,11 @@ fn events_after_now_have_not_happened_yet() {
     let r = rules("1");
     let events = [created(h(0), &r), ev(h(0), Started), ev(h(10), Stopped)];
     let costing = cost_at(&events, h(4));
-    assert_eq!(costing.total(), d("4"));
+    assert_eq!(costing.total().expect("the total fits"), d("4"));
     assert_eq!(costing.state, Some(InstanceState::Running));
     let before_creation = cost_at(&events, h(-1));
     assert_eq!(before_creation.state, None, "not created yet at that time");
-    assert_eq!(before_creation.total(), d("0"));
+    assert_eq!(before_creation.total().expect("the total fits"), d("0"));
 }
 
 #[test]
@@ -342,8 +346,16 @@ fn intervals_add_up_to_the_total() {
             InstanceState::Running
         ]
     );
-    let sum: rust_decimal::Decimal = costing.intervals.iter().map(|i| i.charges.total()).sum();
-    assert_eq!(sum, costing.total(), "the timeline explains the whole bill");
+    let sum: rust_decimal::Decimal = costing
+        .intervals
+        .iter()
+        .map(|i| i.charges.total().expect("the total fits"))
+        .sum();
+    assert_eq!(
+        sum,
+        costing.total().expect("the total fits"),
+        "the timeline explains the whole bill"
+    );
     assert!(costing.intervals.last().is_some_and(|i| i.ongoing));
 }
 
@@ -358,10 +370,10 @@ fn budget_warnings_at_50_80_and_100_percent() {
         ("150", Some(100)),
     ];
     for (used, threshold) in cases {
-        let budget = BudgetUse::new(d("100"), d(used), d("1"), h(0));
+        let budget = BudgetUse::new(d("100"), d(used), d("1"), h(0)).expect("the budget fits");
         assert_eq!(budget.threshold_reached, threshold, "{used} of 100 spent");
     }
-    let budget = BudgetUse::new(d("100"), d("90"), d("2.5"), h(0));
+    let budget = BudgetUse::new(d("100"), d("90"), d("2.5"), h(0)).expect("the budget fits");
     assert_eq!(budget.exhausted_at, Some(h(4)), "10 left at 2.5/h: 4 hours");
     assert_eq!(budget.percent_used, d("90.0"));
 }

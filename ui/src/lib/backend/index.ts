@@ -14,6 +14,7 @@ export * from './billing'
 export * from './connect'
 export * from './install'
 export * from './settings'
+export * from './store'
 export * from './verify'
 
 export function appInfo(): Promise<AppInfo> {

@@ -6,7 +6,8 @@ import type { BillingRules } from "./BillingRules";
  */
 export type NewInstance = { name: string, 
 /**
- * Provider preset key (`autodl`, `hengyuan`, `kuhu`, `runpod`, `vast`, `lambda`, `custom`).
+ * Provider preset key (`bingxing`, `autodl`, `hengyuan`, `kuhu`, `runpod`, `vast`, `lambda`,
+ * `aliyun`, `tencent`, `huawei`, `aws`, `gcp`, `custom`).
  */
 provider: string, region: string | null, gpu_model: string, 
 /**

@@ -3,4 +3,4 @@
 /**
  * The providers the seeds and our users name, plus `custom` for everything else.
  */
-export type ProviderKey = "autodl" | "hengyuan" | "kuhu" | "runpod" | "vast" | "lambda" | "custom";
+export type ProviderKey = "bingxing" | "autodl" | "hengyuan" | "kuhu" | "runpod" | "vast" | "lambda" | "aliyun" | "tencent" | "huawei" | "aws" | "gcp" | "custom";

@@ -1,6 +1,11 @@
 // Generated from the commands registered in src-tauri/src/lib.rs (`make bindings`). Do not edit.
 
 export const COMMANDS = [
+  'store_status',
+  'store_retry',
+  'store_open_copy',
+  'store_start_fresh',
+  'app_quit',
   'app_info',
   'load_preferences',
   'save_preferences',
@@ -37,6 +42,11 @@ export const COMMANDS = [
   'forward_open',
   'forward_list',
   'forward_close',
+  'install_recipes',
+  'install_start',
+  'job_list',
+  'job_attach',
+  'job_cancel',
   'verify_run',
   'verify_cancel',
   'verify_history',

@@ -12,6 +12,7 @@ const VALUE_CODES = new Set([
   'billing.invalid_input',
   'billing.invalid_price',
   'billing.negative_amount',
+  'billing.too_large',
   'billing.unknown_currency',
   'billing.unknown_provider',
   'form.whole_number',

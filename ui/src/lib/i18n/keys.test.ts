@@ -28,7 +28,10 @@ describe('message keys used by the UI', () => {
     const families: Record<string, readonly string[]> = {
       'state.': ['created', 'running', 'no_gpu', 'stopped', 'released'],
       'events.': ['created', 'started', 'stopped', 'no_gpu_started', 'released', 'rule_changed', 'traffic_recorded'],
-      'providers.': ['autodl', 'hengyuan', 'kuhu', 'runpod', 'vast', 'lambda', 'custom'],
+      'providers.': ['bingxing', 'autodl', 'hengyuan', 'kuhu', 'runpod', 'vast', 'lambda', 'aliyun', 'tencent', 'huawei', 'aws', 'gcp', 'custom'],
+      'recovery.': ['corrupt.title', 'newer_version.title', 'disk_full.title', 'locked.title', 'other.title'],
+      'recovery.action.': ['retry', 'open_copy', 'start_fresh', 'quit'],
+      'recovery.action_hint.': ['retry', 'open_copy', 'start_fresh', 'quit'],
       'breakdown.': ['compute', 'no_gpu', 'stopped', 'storage', 'ip', 'traffic'],
       'estimate.rule_': ['none', 'storage', 'rate', 'full_price'],
       'instance.action_': ['start', 'stop', 'no_gpu', 'release'],

@@ -13,7 +13,7 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
     let Some(gpu) = &facts.gpu else {
         return Vec::new();
     };
-    let container = facts.in_container();
+    let container = context.is_container(facts);
     match gpu.nvidia_smi.status {
         NvidiaSmiStatus::NotInstalled => vec![not_installed(gpu, container, context)],
         NvidiaSmiStatus::DriverNotLoaded => vec![not_loaded(facts, gpu, container, context)],

@@ -24,8 +24,8 @@ fn gpu_count(facts: &Facts) -> usize {
     gpus(facts).len()
 }
 
-fn no_gpu_mode(facts: &Facts) -> bool {
-    gpu_count(facts) == 0 && facts.in_container()
+fn no_gpu_mode(facts: &Facts, context: &DiagnoseContext) -> bool {
+    gpu_count(facts) == 0 && context.is_container(facts)
 }
 
 fn cpu(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {
@@ -46,19 +46,19 @@ fn cpu(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {
         draft(lang, "cpu.starved", Severity::Warning)
             .title(format!("CPU 只有 {cores} 核"), format!("Only {cores} CPU core(s)"))
             .detail(
-                if no_gpu_mode(facts) {
+                if no_gpu_mode(facts, context) {
                     format!("这台容器只分到 {cores} 核，而且没有 GPU：看起来是“无卡模式”开机。这种模式适合传文件、装环境，跑不了训练。")
                 } else {
                     format!("{gpu_count} 张 GPU 只配了 {cores} 核。数据加载和预处理跑在 CPU 上，核数太少时 CPU 满载、GPU 利用率上不去，你在为闲着的 GPU 付费。建议每张卡至少 {CORES_PER_GPU} 核。")
                 },
-                if no_gpu_mode(facts) {
+                if no_gpu_mode(facts, context) {
                     format!("This container got {cores} core(s) and no GPU: it looks like it was started in no-GPU mode. That mode is fine for copying files and setting up environments, not for training.")
                 } else {
                     format!("{gpu_count} GPU(s) with only {cores} core(s). Data loading and preprocessing run on the CPU; with this few cores the CPU maxes out while the GPUs wait, and you pay for idle GPUs. Plan on at least {CORES_PER_GPU} cores per GPU.")
                 },
             )
-            .when(no_gpu_mode(facts), |d| d.step("要训练时，在控制台关机后以有卡模式开机。", "When you want to train, power off and start the instance with its GPUs from the console."))
-            .when(!no_gpu_mode(facts), |d| {
+            .when(no_gpu_mode(facts, context), |d| d.step("要训练时，在控制台关机后以有卡模式开机。", "When you want to train, power off and start the instance with its GPUs from the console."))
+            .when(!no_gpu_mode(facts, context), |d| {
                 d.run("训练时观察 CPU 是否满载：", "Watch whether the CPU is saturated while training:", "top -b -n 1 | head -n 15")
                     .step("把 DataLoader 的 num_workers 调到核数以内；仍不够就选 CPU 更多的规格。", "Keep DataLoader num_workers within the core count; if that is not enough, pick a size with more CPU.")
             })

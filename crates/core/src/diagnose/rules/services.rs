@@ -1,8 +1,10 @@
 //! Docker (and its GPU runtime) and Ollama.
 
 use super::{driver_works, gpus};
+use crate::billing::MachineKind;
 use crate::diagnose::text::draft;
 use crate::diagnose::{DiagnoseContext, Finding, Severity};
+use crate::probe::docker::DockerFacts;
 use crate::probe::Facts;
 
 pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
@@ -15,12 +17,12 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
 fn docker(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {
     let docker = facts.docker.as_ref()?;
     let lang = context.lang;
-    if facts.in_container() && !docker.daemon_reachable {
+    if context.is_container(facts) && !docker.daemon_reachable {
         let container = facts
             .system
             .as_ref()
             .and_then(|s| s.container.clone())
-            .unwrap_or_default();
+            .unwrap_or_else(|| "not detected by the probe".to_owned());
         return Some(
             draft(lang, "docker.impossible_in_container", Severity::Info)
                 .title("这台实例本身是容器，里面跑不了 Docker", "This instance is itself a container; Docker cannot run inside it")
@@ -30,12 +32,20 @@ fn docker(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {
                 )
                 .run("用 conda 建环境代替镜像：", "Use a conda environment instead of an image:", "conda create -n work python=3.10 -y && conda activate work")
                 .evidence(format!("container: {container}"))
+                .when(context.machine == Some(MachineKind::Container), |d| {
+                    d.evidence("provider preset: container instances")
+                })
                 .evidence_all(facts.system.iter().flat_map(|s| s.container_evidence.clone()))
                 .evidence(docker.daemon_error.clone().unwrap_or_else(|| if docker.installed() { String::new() } else { "docker: not installed".to_owned() }))
                 .build(),
         );
     }
-    if !docker.daemon_reachable || docker.has_gpu_runtime() || !driver_works(facts) {
+    if !docker.daemon_reachable {
+        // A machine of its own (a VM by the preset, or no container seen): Docker can run here,
+        // it is just not running yet.
+        return docker.installed().then(|| daemon_down(docker, context));
+    }
+    if docker.has_gpu_runtime() || !driver_works(facts) {
         return None;
     }
     Some(
@@ -60,6 +70,23 @@ fn docker(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {
             .evidence("nvidia-ctk / nvidia-container-cli: not found")
             .build(),
     )
+}
+
+/// Docker is installed on a machine that can run it, but its daemon does not answer.
+fn daemon_down(docker: &DockerFacts, context: &DiagnoseContext) -> Finding {
+    draft(context.lang, "docker.daemon_not_running", Severity::Warning)
+        .title("Docker 已安装，但守护进程没有运行", "Docker is installed but its daemon is not running")
+        .detail(
+            "这台机器可以运行 Docker，但 docker 命令连不上守护进程：服务没有启动，或当前用户没有权限访问它。",
+            "This machine can run Docker, but the docker command cannot reach its daemon: the service is not started, or this user may not use it.",
+        )
+        .run("启动 Docker 并设为开机自启：", "Start Docker and have it start at boot:", "sudo systemctl enable --now docker")
+        .run("确认守护进程可用：", "Check the daemon answers:", "sudo docker info")
+        .when(context.machine == Some(MachineKind::VirtualMachine), |d| {
+            d.evidence("provider preset: virtual machines")
+        })
+        .evidence(docker.daemon_error.clone().unwrap_or_else(|| "docker info: no answer".to_owned()))
+        .build()
 }
 
 fn ollama(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {

@@ -159,3 +159,10 @@ fn find(facts: &Facts, code: &str) -> Finding {
         .find(|f| f.code == code)
         .unwrap_or_else(|| panic!("expected {code}, got {:?}", codes(facts, &en())))
 }
+
+fn find_with(facts: &Facts, context: &DiagnoseContext, code: &str) -> Finding {
+    diagnose(facts, context)
+        .into_iter()
+        .find(|f| f.code == code)
+        .unwrap_or_else(|| panic!("expected {code}, got {:?}", codes(facts, context)))
+}

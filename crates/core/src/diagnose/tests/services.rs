@@ -33,6 +33,73 @@ fn docker_rules_tell_a_container_from_a_missing_runtime() {
     assert!(!codes(&vm, &en()).contains(&"docker.no_gpu_runtime".to_owned()));
 }
 
+/// Issue #13, item 14: the provider preset says what the machine is, and the rule believes it
+/// over an ambiguous probe.
+#[test]
+fn docker_rule_takes_container_or_vm_from_the_provider_preset() {
+    use crate::billing::{MachineKind, ProviderKey};
+    let unreachable = DockerFacts {
+        path: Some("/usr/bin/docker".into()),
+        daemon_error: Some(
+            "Cannot connect to the Docker daemon at unix:///var/run/docker.sock".into(),
+        ),
+        ..DockerFacts::default()
+    };
+    // The probe saw no container marker (ambiguous), the preset says container: impossible.
+    let mut ambiguous = healthy();
+    if let Some(s) = ambiguous.system.as_mut() {
+        s.container = None;
+        s.container_evidence.clear();
+    }
+    ambiguous.docker = Some(unreachable.clone());
+    let autodl = DiagnoseContext {
+        machine: ProviderKey::Autodl.preset().machine,
+        ..en()
+    };
+    assert_eq!(autodl.machine, Some(MachineKind::Container));
+    let finding = find_with(&ambiguous, &autodl, "docker.impossible_in_container");
+    assert!(
+        finding
+            .evidence
+            .iter()
+            .any(|e| e.contains("provider preset")),
+        "says the verdict rests on the preset: {:?}",
+        finding.evidence
+    );
+    assert!(
+        !codes(&ambiguous, &en()).contains(&"docker.impossible_in_container".to_owned()),
+        "without the preset the probe alone decides, and it saw no container"
+    );
+
+    // The probe thinks it is a container (an overlay root on a VM), the preset says VM: Docker
+    // is possible there, only not running.
+    let mut overlay_vm = healthy();
+    if let Some(s) = overlay_vm.system.as_mut() {
+        s.container = Some("container".into());
+        s.container_evidence = vec!["overlay root filesystem".into()];
+    }
+    overlay_vm.docker = Some(unreachable);
+    let aliyun = DiagnoseContext {
+        machine: ProviderKey::Aliyun.preset().machine,
+        ..en()
+    };
+    assert_eq!(aliyun.machine, Some(MachineKind::VirtualMachine));
+    let vm_codes = codes(&overlay_vm, &aliyun);
+    assert!(
+        !vm_codes.contains(&"docker.impossible_in_container".to_owned()),
+        "a VM by the preset is never told Docker is impossible: {vm_codes:?}"
+    );
+    let down = find_with(&overlay_vm, &aliyun, "docker.daemon_not_running");
+    assert!(down
+        .fix
+        .iter()
+        .any(|s| s.command.as_deref() == Some("sudo systemctl enable --now docker")));
+    assert!(
+        codes(&overlay_vm, &en()).contains(&"docker.impossible_in_container".to_owned()),
+        "without the preset the probe's container verdict stands"
+    );
+}
+
 #[test]
 fn ollama_spilling_to_cpu_is_cpu_offload() {
     let mut facts = healthy();

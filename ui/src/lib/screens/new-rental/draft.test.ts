@@ -10,6 +10,8 @@ const autodl: ProviderPreset = {
   granularity: 'second',
   wipe_after_stopped_days: 15,
   no_gpu_mode: true,
+  machine: 'container',
+  source: null,
 }
 
 describe('applyPreset', () => {
