@@ -55,7 +55,7 @@ impl AppState {
 
     /// The clock commands read; the ledger itself always takes time as an argument.
     pub fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        now()
     }
 
     /// The open connection of `instance`, dialling its saved target when there is none.
@@ -66,6 +66,11 @@ impl AppState {
             .get_or_connect(&mut conn, instance, ConnectOptions::default())
             .await?)
     }
+}
+
+/// The one place the app reads the wall clock (commands pass it to core).
+pub fn now() -> DateTime<Utc> {
+    Utc::now()
 }
 
 /// How the database opened at start, and what the recovery screen did since. Always managed;

@@ -5,7 +5,7 @@ use leasehold_core::store::recovery;
 use leasehold_core::ApiError;
 use tracing::instrument;
 
-use crate::state::{Startup, StoreStatus};
+use crate::state::{now, Startup, StoreStatus};
 
 /// Whether the app can start, and on what. The UI asks this before anything else.
 #[tauri::command]
@@ -36,8 +36,7 @@ pub async fn store_open_copy(
     startup: tauri::State<'_, Startup>,
 ) -> Result<StoreStatus, ApiError> {
     let into = std::env::temp_dir().join("leasehold-read-only");
-    let (store, copy) =
-        recovery::open_read_only_copy(&startup.db_path, &into, chrono::Utc::now()).await?;
+    let (store, copy) = recovery::open_read_only_copy(&startup.db_path, &into, now()).await?;
     startup.opened(&app, store, Some(copy));
     Ok(startup.status())
 }
@@ -49,7 +48,7 @@ pub async fn store_start_fresh(
     app: tauri::AppHandle,
     startup: tauri::State<'_, Startup>,
 ) -> Result<StoreStatus, ApiError> {
-    let (store, kept) = recovery::start_fresh(&startup.db_path, chrono::Utc::now()).await?;
+    let (store, kept) = recovery::start_fresh(&startup.db_path, now()).await?;
     startup.kept_as(&kept);
     startup.opened(&app, store, None);
     Ok(startup.status())
