@@ -36,12 +36,12 @@ pub use copy::CopyPath;
 pub use destination::{
     config_hosts, expand_tilde, load_config_file, load_user_config, ConfigHost, Destination,
 };
-pub use error::SshError;
+pub use error::{KnownKey, SshError};
 pub use exec::{remote_command_line, ExitReport};
 pub use forward::ForwardPreset;
 pub use forward_table::ForwardInfo;
 pub use keygen::{default_key_path, generate_ed25519, GeneratedKey};
-pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts, KnownKey, RecordedKey};
+pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts, RecordedKey};
 pub use open::ConnectRequest;
 pub use parse::{parse_ssh_command, JumpHost, SshCommand, SshCommandSummary};
 pub use pty::{PtyEvent, PtyReader, PtySession, PtyWriter};
