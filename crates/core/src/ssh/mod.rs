@@ -3,6 +3,10 @@
 //! key), how to log in (key, agent, password), and what to do once in: many commands at once on
 //! one connection, streaming output, a PTY, port forwards and SFTP transfers.
 //!
+//! The instance is untrusted: names it sends become local paths only through `safe_name`,
+//! downloads stop at the size it announced, collected output is capped, and jump hosts log in
+//! with their own credentials (`jump`), never the destination's.
+//!
 //! Built on russh (pure Rust, async, no OpenSSH binary needed on Windows laptops).
 
 mod auth;
