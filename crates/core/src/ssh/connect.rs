@@ -12,8 +12,9 @@ use tokio::net::TcpStream;
 
 use super::auth::{authenticate, Credentials};
 use super::destination::Destination;
+use super::error::KnownKey;
 use super::jump::jump_host_credentials;
-use super::known_hosts::{fingerprint, prefer_known, HostKeyVerdict, KnownHosts, KnownKey};
+use super::known_hosts::{fingerprint, prefer_known, HostKeyVerdict, KnownHosts};
 use super::quick_ack::QuickAckStream;
 use super::steps::{ConnectStep, StepObserver};
 use super::SshError;

@@ -4,7 +4,22 @@
 //! the user's language.
 
 use std::path::PathBuf;
+
+use serde::Serialize;
 use std::time::Duration;
+use ts_rs::TS;
+
+/// A recorded key as the user is shown it when a host key changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct KnownKey {
+    /// `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`, …
+    pub algorithm: String,
+    /// `SHA256:…`
+    pub fingerprint: String,
+    pub known_hosts: String,
+    pub line: usize,
+}
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SshError {
@@ -74,7 +89,7 @@ pub enum SshError {
         new_algorithm: String,
         /// Every key recorded for the host, the one of the presented type first (a host may be
         /// known by several types, or only by types it no longer offers). Never empty.
-        recorded: Vec<super::KnownKey>,
+        recorded: Vec<KnownKey>,
     },
 
     #[error("the host key of {host} ({fingerprint}) is marked @revoked in {}", known_hosts.display())]
@@ -187,7 +202,7 @@ pub enum SshError {
 }
 
 /// `SHA256:… (ssh-ed25519) is recorded in FILE:LINE`, for each recorded key.
-fn recorded_list(recorded: &[super::KnownKey]) -> String {
+fn recorded_list(recorded: &[KnownKey]) -> String {
     let keys: Vec<String> = recorded
         .iter()
         .map(|k| {

@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use hmac::{Hmac, Mac};
 use russh::keys::ssh_key::known_hosts::{Entry, HostPatterns, Marker};
 use russh::keys::{Algorithm, HashAlg, PublicKey};
-use serde::Serialize;
 use sha1::Sha1;
-use ts_rs::TS;
 
+use super::error::KnownKey;
 use super::SshError;
 
 /// The known_hosts files to consult and the one that learns new hosts.
@@ -45,18 +44,6 @@ pub enum HostKeyVerdict {
 pub struct RecordedKey {
     pub key: PublicKey,
     pub file: PathBuf,
-    pub line: usize,
-}
-
-/// A recorded key as the user is shown it when a host key changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[ts(export)]
-pub struct KnownKey {
-    /// `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`, …
-    pub algorithm: String,
-    /// `SHA256:…`
-    pub fingerprint: String,
-    pub known_hosts: String,
     pub line: usize,
 }
 

@@ -3,6 +3,10 @@
 //! key), how to log in (key, agent, password), and what to do once in: many commands at once on
 //! one connection, streaming output, a PTY, port forwards and SFTP transfers.
 //!
+//! The instance is untrusted: names it sends become local paths only through `safe_name`,
+//! downloads stop at the size it announced, collected output is capped, and jump hosts log in
+//! with their own credentials (`jump`), never the destination's.
+//!
 //! Built on russh (pure Rust, async, no OpenSSH binary needed on Windows laptops).
 
 mod auth;
@@ -36,12 +40,12 @@ pub use copy::CopyPath;
 pub use destination::{
     config_hosts, expand_tilde, load_config_file, load_user_config, ConfigHost, Destination,
 };
-pub use error::SshError;
+pub use error::{KnownKey, SshError};
 pub use exec::{remote_command_line, ExitReport};
 pub use forward::ForwardPreset;
 pub use forward_table::ForwardInfo;
 pub use keygen::{default_key_path, generate_ed25519, GeneratedKey};
-pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts, KnownKey, RecordedKey};
+pub use known_hosts::{fingerprint, HostKeyVerdict, KnownHosts, RecordedKey};
 pub use open::ConnectRequest;
 pub use parse::{parse_ssh_command, JumpHost, SshCommand, SshCommandSummary};
 pub use pty::{PtyEvent, PtyReader, PtySession, PtyWriter};
