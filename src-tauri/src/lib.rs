@@ -75,6 +75,8 @@ pub fn run() {
             commands::verify::verify_cancel,
             commands::verify::verify_history,
             commands::verify::verify_load,
+            commands::explain::explain_error,
+            commands::explain::explain_plan,
             commands::catalog::earlier_prices,
         ])
         .run(tauri::generate_context!())

@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod connect;
 pub mod diagnose;
 pub mod error;
+pub mod explain;
 pub mod paths;
 pub mod probe;
 pub mod settings;

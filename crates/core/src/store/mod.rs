@@ -9,6 +9,7 @@
 //! transaction that the caller commits only when every check passed.
 
 mod error;
+pub mod instance_plans;
 pub mod ledger;
 pub mod probe_runs;
 pub mod ssh_targets;

@@ -12,6 +12,7 @@ import { call } from './ipc'
 export { BackendError, fieldOf, toApiError, UNEXPECTED_CODE } from './ipc'
 export * from './billing'
 export * from './connect'
+export * from './explain'
 export * from './settings'
 export * from './verify'
 
