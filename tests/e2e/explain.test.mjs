@@ -74,6 +74,7 @@ describe('explain an error on the instance page', () => {
     assert.match(await s.text('[data-testid="oom-cards"]'), /Cards with room for the current setting: /)
     const finding = await s.waitFor('[data-testid="explain-result"] [data-testid="finding"][data-code="oom.cuda"]')
     assert.match(await finding.text(), /the job itself needs more than this card has/)
+    await s.scrollTo('[data-testid="oom-breakdown"]')
     await screenshot(s, 'en/40-explain-oom')
     await s.scrollTo('[data-testid="oom-plan"]')
     await screenshot(s, 'en/41-explain-oom-plan')
@@ -92,13 +93,17 @@ describe('explain an error on the instance page', () => {
     assert.match(await s.text('[data-testid="oom-remedy"][data-remedy="halve_batch"]'), /batch 16 → 8，梯度累积 ×2/)
     const finding = await s.waitFor('[data-testid="explain-result"] [data-testid="finding"][data-code="oom.cuda"]')
     assert.match(await finding.text(), /任务本身需要的显存超过了这张卡/)
+    await s.scrollTo('[data-testid="oom-breakdown"]')
     await screenshot(s, 'zh-CN/40-explain-oom')
     await s.scrollTo('[data-testid="oom-plan"]')
     await screenshot(s, 'zh-CN/41-explain-oom-plan')
   })
 
   it('cannot be sent empty', async () => {
-    await s.type('[data-testid="explain-text"]', '')
+    // Empty the box; WebDriver's clear() fires no input event for the bound value.
+    await s.execute(
+      `const el = document.querySelector('[data-testid="explain-text"]'); el.value = ''; el.dispatchEvent(new Event('input', {bubbles: true}))`,
+    )
     const disabled = await (await s.find('[data-testid="explain-submit"]')).property('disabled')
     assert.equal(disabled, true, 'nothing to explain, nothing to click')
   })
