@@ -274,12 +274,9 @@ fn the_seed_example_is_a_job_too_big_and_the_plan_gives_each_remedy_its_figure()
             .find(|r| r.remedy == code)
             .unwrap_or_else(|| panic!("{code}"))
     };
-    let halved = leasehold_core::catalog::estimate(&EstimateRequest {
-        batch: 8,
-        ..plan
-    })
-    .unwrap()
-    .total_gib;
+    let halved = leasehold_core::catalog::estimate(&EstimateRequest { batch: 8, ..plan })
+        .unwrap()
+        .total_gib;
     assert!(approx(remedy("halve_batch").need_gib, halved));
     assert!(remedy("halve_batch").need_gib < figures.need_gib);
     assert!(

@@ -279,8 +279,13 @@ fn confirm(signal: Signal, keyword: &str) -> Option<&'static Regex> {
         Regex::new(r"(?i)couldn't connect to 'https?://huggingface\.co|LocalEntryNotFoundError|huggingface\.co.*(?:timed out|Max retries exceeded|Network is unreachable|Connection (?:refused|reset|aborted)|Failed to establish|SSLError|ProxyError|ConnectTimeout|ReadTimeout|Temporary failure in name resolution)")
             .expect("valid regex")
     });
+    // "DefaultCPUAllocator: … you tried to allocate" is the host's memory, not the GPU's.
+    static TRIED_GPU: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)CUDA|\(GPU \d+;|GPU \d+ has a total").expect("valid regex")
+    });
     match signal {
         S::CudaOom if keyword == "out of memory" => Some(&CUDA_OOM),
+        S::CudaOom if keyword == "Tried to allocate" => Some(&TRIED_GPU),
         S::HostOom => Some(&HOST_OOM),
         S::OllamaOom if keyword != "requires more system memory" => Some(&OLLAMA_OOM),
         S::OllamaOffload => Some(&OFFLOAD),
@@ -540,6 +545,18 @@ mod tests {
             "only the bare `Killed` line is the OOM killer"
         );
         assert!(!scan.has(Signal::CudaOom));
+    }
+
+    #[test]
+    fn an_allocation_on_the_host_is_not_a_cuda_oom() {
+        let scan = scan("RuntimeError: [enforce fail at alloc_cpu.cpp:75] DefaultCPUAllocator: not enough memory: you tried to allocate 8589934592 bytes.");
+        assert!(!scan.has(Signal::CudaOom));
+        let scan = scan_of("Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; …)");
+        assert!(scan.has(Signal::CudaOom));
+    }
+
+    fn scan_of(text: &str) -> Scan<'_> {
+        scan(text)
     }
 
     #[test]
