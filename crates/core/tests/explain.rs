@@ -595,3 +595,44 @@ async fn the_instance_context_brings_its_latest_facts_and_plan() {
         .expect("context");
     assert_eq!(context.plan, Some(plan));
 }
+
+#[test]
+fn nccl_on_consumer_cards_also_turns_p2p_off_when_verify_saw_them() {
+    let commands = |e: &Explanation| -> Vec<String> {
+        find(e, "nccl.error")
+            .fix
+            .iter()
+            .filter_map(|s| s.command.clone())
+            .collect()
+    };
+    let alone = explained("nccl-shm-permission.txt", Lang::En);
+    assert!(commands(&alone).contains(&"export NCCL_SHM_DISABLE=1".to_owned()));
+    assert!(
+        !commands(&alone).contains(&"export NCCL_P2P_DISABLE=1".to_owned()),
+        "a shared-memory failure on unknown cards is not a P2P one"
+    );
+    let smi = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/nvidia-smi/thamada-rtx4090-x8-550.127.05.txt"),
+    )
+    .expect("nvidia-smi fixture");
+    let mut facts = Facts::empty("root@8x4090:22", chrono::Utc::now());
+    facts.gpu = Some(leasehold_core::probe::gpu::GpuFacts {
+        nvidia_smi: leasehold_core::probe::nvidia_smi::parse(&smi),
+        nvidia_smi_path: None,
+        nvidia_smi_found_at: Vec::new(),
+        kernel_modules: Vec::new(),
+        kernel_module_version: None,
+        device_nodes: Vec::new(),
+        process_states: Vec::new(),
+    });
+    let context = ExplainContext {
+        facts: Some(facts),
+        ..ExplainContext::new(Lang::En)
+    };
+    let on_4090s = explain(&fixture("nccl-shm-permission.txt"), &context);
+    assert!(
+        commands(&on_4090s).contains(&"export NCCL_P2P_DISABLE=1".to_owned()),
+        "eight RTX 4090s: P2P between consumer cards is the other usual suspect"
+    );
+}
