@@ -64,6 +64,8 @@ app_commands![
     ssh::forward_open,
     ssh::forward_list,
     ssh::forward_close,
+    explain::explain_error,
+    explain::explain_plan,
     install::install_recipes,
     install::install_start,
     install::job_list,

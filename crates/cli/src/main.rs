@@ -20,6 +20,7 @@ macro_rules! esay {
 mod cost;
 mod estimate;
 mod estimate_cost;
+mod explain;
 mod gpus;
 mod install;
 mod instance;
@@ -68,6 +69,8 @@ enum Command {
     Parse(parse::ParseCommand),
     /// Check a rented machine (or this computer): probes, then findings with fixes.
     Verify(verify::VerifyArgs),
+    /// What an error text (traceback, log, dmesg) means and what to do about it.
+    Explain(explain::ExplainArgs),
     /// Record rentals and their power changes.
     #[command(subcommand)]
     Instance(instance::InstanceCommand),
@@ -165,6 +168,7 @@ fn main() -> ExitCode {
         }
         Command::Parse(command) => parse::run(command),
         Command::Verify(args) => verify::run(&cli.db_path(), args),
+        Command::Explain(args) => explain::run(&cli.db_path(), args),
         Command::Instance(command) => instance::run(&cli.db_path(), command),
         Command::Cost(args) => cost::run_cost(&cli.db_path(), args),
         Command::Forecast(args) => cost::run_forecast(&cli.db_path(), args),

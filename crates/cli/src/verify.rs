@@ -286,7 +286,7 @@ fn print_report(report: &VerifyReport, lang: Lang) {
     }
 }
 
-fn print_finding(finding: &Finding, lang: Lang) {
+pub(crate) fn print_finding(finding: &Finding, lang: Lang) {
     let severity = match finding.severity {
         Severity::Error => lang.pick("错误", "ERROR"),
         Severity::Warning => lang.pick("警告", "WARNING"),

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod connect;
 pub mod diagnose;
 pub mod error;
+pub mod explain;
 pub mod install;
 pub mod job;
 pub mod paths;

@@ -7,6 +7,7 @@
 pub mod app;
 pub mod billing;
 pub mod catalog;
+pub mod explain;
 pub mod install;
 pub mod settings;
 pub mod ssh;

@@ -6,8 +6,8 @@
 //! them. Text is written in zh-CN and en.
 
 pub mod diff;
-mod rules;
-mod text;
+pub(crate) mod rules;
+pub(crate) mod text;
 pub mod xid;
 
 use serde::{Deserialize, Serialize};

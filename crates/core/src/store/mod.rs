@@ -14,6 +14,7 @@
 //! old file).
 
 mod error;
+pub mod instance_plans;
 pub mod jobs;
 pub mod ledger;
 pub mod probe_runs;

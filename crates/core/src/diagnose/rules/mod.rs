@@ -59,7 +59,7 @@ fn major_minor(version: &str) -> Option<(u32, u32)> {
 
 /// The PyTorch wheel the catalog picks for this machine's driver and first GPU (capability from
 /// nvidia-smi, else from torch); `None` when the driver version is unknown.
-fn wheel_choice(facts: &Facts) -> Option<TorchWheelChoice> {
+pub(crate) fn wheel_choice(facts: &Facts) -> Option<TorchWheelChoice> {
     let smi = &facts.gpu.as_ref()?.nvidia_smi;
     let driver = smi.driver_version.clone()?;
     let gpu = smi.gpus.first();
@@ -81,7 +81,7 @@ fn wheel_choice(facts: &Facts) -> Option<TorchWheelChoice> {
 
 /// The install step for the chosen wheel, or, when nothing fits, the catalog's reason (which
 /// says to upgrade the driver or re-create the instance).
-fn install_wheel_step(d: Draft, choice: Option<&TorchWheelChoice>) -> Draft {
+pub(crate) fn install_wheel_step(d: Draft, choice: Option<&TorchWheelChoice>) -> Draft {
     match choice {
         Some(choice) => match &choice.pip_command {
             Some(command) => d.run(
