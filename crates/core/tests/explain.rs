@@ -368,7 +368,10 @@ fn nccl_shared_memory_is_not_a_full_disk() {
 
 #[test]
 fn a_full_disk_names_the_disk_and_the_data_disk_from_verify() {
-    let mut facts = Facts::empty("root@autodl:22", chrono::Utc::now());
+    let mut facts = Facts::empty(
+        "root@autodl:22",
+        chrono::DateTime::from_timestamp(1_790_000_000, 0).expect("a valid time"),
+    );
     facts.disks = Some(vec![
         DiskUsage {
             paths: vec!["/".into(), "/root".into()],
@@ -553,7 +556,7 @@ async fn the_instance_context_brings_its_latest_facts_and_plan() {
         load_context(&store, "nope", Lang::En).await.is_err(),
         "an unknown instance is refused"
     );
-    let now = chrono::Utc::now();
+    let now = chrono::DateTime::from_timestamp(1_790_000_000, 0).expect("a valid time");
     ledger::add_instance(
         &store,
         &NewInstance {
@@ -581,13 +584,17 @@ async fn the_instance_context_brings_its_latest_facts_and_plan() {
         task: Task::Full,
         ..EstimateRequest::default()
     };
-    save_plan(&store, "box", &plan).await.expect("saved");
+    save_plan(&store, "box", &plan, chrono::DateTime::UNIX_EPOCH)
+        .await
+        .expect("saved");
     let bad = EstimateRequest {
         params_b: None,
         ..EstimateRequest::default()
     };
     assert!(
-        save_plan(&store, "box", &bad).await.is_err(),
+        save_plan(&store, "box", &bad, chrono::DateTime::UNIX_EPOCH)
+            .await
+            .is_err(),
         "a plan the estimator refuses is not kept"
     );
     let context = load_context(&store, "box", Lang::ZhCn)
@@ -616,7 +623,10 @@ fn nccl_on_consumer_cards_also_turns_p2p_off_when_verify_saw_them() {
             .join("tests/fixtures/nvidia-smi/thamada-rtx4090-x8-550.127.05.txt"),
     )
     .expect("nvidia-smi fixture");
-    let mut facts = Facts::empty("root@8x4090:22", chrono::Utc::now());
+    let mut facts = Facts::empty(
+        "root@8x4090:22",
+        chrono::DateTime::from_timestamp(1_790_000_000, 0).expect("a valid time"),
+    );
     facts.gpu = Some(leasehold_core::probe::gpu::GpuFacts {
         nvidia_smi: leasehold_core::probe::nvidia_smi::parse(&smi),
         nvidia_smi_path: None,

@@ -26,6 +26,7 @@ pub async fn explain_error(
         &text,
         lang,
         plan.as_ref(),
+        state.now(),
     )
     .await?)
 }

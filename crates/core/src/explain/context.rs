@@ -1,7 +1,7 @@
 //! What the store knows about an instance that helps explain an error on it: the facts of its
 //! latest Verify run, its GPU, and the task the user plans to run (kept per instance).
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use super::{ExplainContext, ExplainError};
 use crate::catalog::{estimate, EstimateRequest};
@@ -69,12 +69,13 @@ pub async fn save_plan(
     store: &Store,
     instance_name: &str,
     plan: &EstimateRequest,
+    now: DateTime<Utc>,
 ) -> Result<(), ExplainError> {
     estimate(plan).map_err(|e| ExplainError::BadPlan(e.to_string()))?;
     let row = instance(store, instance_name).await?;
     let json = serde_json::to_string(plan).map_err(|e| ExplainError::BadPlan(e.to_string()))?;
     let mut tx = store.write().await?;
-    instance_plans::upsert(&mut tx, row.id, &json, Utc::now()).await?;
+    instance_plans::upsert(&mut tx, row.id, &json, now).await?;
     tx.commit().await.map_err(StoreError::Query)?;
     Ok(())
 }
@@ -89,12 +90,13 @@ pub async fn explain_on(
     text: &str,
     lang: Lang,
     plan: Option<&EstimateRequest>,
+    now: DateTime<Utc>,
 ) -> Result<super::Explanation, ExplainError> {
     super::check_input(text)?;
     let mut context = match instance {
         Some(name) => {
             if let Some(plan) = plan {
-                save_plan(store, name, plan).await?;
+                save_plan(store, name, plan, now).await?;
             }
             load_context(store, name, lang).await?
         }

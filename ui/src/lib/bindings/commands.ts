@@ -42,6 +42,8 @@ export const COMMANDS = [
   'forward_open',
   'forward_list',
   'forward_close',
+  'explain_error',
+  'explain_plan',
   'install_recipes',
   'install_start',
   'job_list',
