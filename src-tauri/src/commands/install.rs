@@ -5,28 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use leasehold_core::connect;
-use leasehold_core::install::{self, progress::Progress, RecipeInfo};
+use leasehold_core::install::{self, JobLog, RecipeInfo};
 use leasehold_core::job::record::{self, JobRecord};
-use leasehold_core::job::{CancelReport, JobStatus, Utf8Chunks};
+use leasehold_core::job::{CancelReport, JobStatus};
 use leasehold_core::ApiError;
-use serde::Serialize;
 use tauri::ipc::Channel;
 use tracing::instrument;
-use ts_rs::TS;
 
 use crate::state::AppState;
-
-/// A piece of a job's log as the Install page shows it.
-#[derive(Debug, Clone, Serialize, TS)]
-#[ts(export)]
-pub struct JobLog {
-    /// Log bytes delivered so far, this piece included (attach again from here).
-    #[ts(type = "number")]
-    pub offset: u64,
-    pub text: String,
-    pub progress: Progress,
-}
 
 #[tauri::command(async)]
 pub fn install_recipes() -> Vec<RecipeInfo> {
@@ -42,20 +28,11 @@ pub async fn install_start(
     recipe: String,
     options: BTreeMap<String, String>,
 ) -> Result<JobStatus, ApiError> {
-    let saved = connect::load_target(&mut *state.conn().await?, &instance)
-        .await?
-        .ok_or_else(|| ApiError::new("connect.no_target", "connect to this instance first"))?;
-    let key = match &saved.auth {
-        connect::AuthChoice::Key { path } => Some(path.clone()),
-        _ => None,
-    };
     let target = state.live_target(&instance).await?;
     Ok(install::start_on_instance(
         &state.store,
         &target,
         &instance,
-        &saved.ssh_command,
-        key.as_deref(),
         &recipe,
         options,
         state.now(),
@@ -84,26 +61,15 @@ pub async fn job_attach(
     on_log: Channel<JobLog>,
 ) -> Result<JobStatus, ApiError> {
     let target = state.live_target(&instance).await?;
-    let started = std::time::Instant::now();
-    let mut progress = Progress::default();
-    let mut text = Utf8Chunks::default();
-    let mut delivered = from;
-    let mut sink = |chunk: &[u8]| {
-        delivered += chunk.len() as u64;
-        progress.feed(chunk, started.elapsed().as_secs_f64());
-        let _ = on_log.send(JobLog {
-            offset: delivered,
-            text: text.push(chunk),
-            progress: progress.clone(),
-        });
+    let mut send = |log: JobLog| {
+        let _ = on_log.send(log);
     };
-    let mut offset = from;
-    Ok(record::attach_recorded(
+    Ok(install::follow_recorded(
         &state.store,
         target.as_ref(),
         &id,
-        &mut offset,
-        &mut sink,
+        from,
+        &mut send,
         state.clock.as_ref(),
     )
     .await?)

@@ -782,14 +782,7 @@ fn pip_no_torch(scan: &Scan<'_>, context: &ExplainContext) -> Option<Finding> {
             "Create an environment with a Python version PyTorch supports:",
             "conda create -n torch python=3.11 -y && conda activate torch",
         );
-    let d = match &choice {
-        Some(_) => install_wheel_step(d, choice.as_ref()),
-        None => d.run(
-            "从 PyTorch 自己的下载源安装（cu121 换成与驱动匹配的版本）：",
-            "Install from PyTorch's own index (use the cuXXX that matches the driver):",
-            "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu121",
-        ),
-    };
+    let d = install_wheel_step(d, choice.as_ref());
     Some(
         d.when(!none && !local, |d| {
             d.step(
@@ -815,14 +808,7 @@ fn cpu_build(scan: &Scan<'_>, context: &ExplainContext) -> Option<Finding> {
         )
         .run("确认装的版本（+cpu 就是 CPU 版）：", "Check the build (+cpu means CPU-only):", "python -c 'import torch; print(torch.__version__, torch.version.cuda)'")
         .run("卸载 CPU 版：", "Remove the CPU build:", "pip uninstall -y torch torchvision torchaudio");
-    let d = match &choice {
-        Some(_) => install_wheel_step(d, choice.as_ref()),
-        None => d.run(
-            "从 PyTorch 的下载源装带 CUDA 的版本（cu121 换成与驱动匹配的版本）：",
-            "Install a CUDA build from PyTorch's index (use the cuXXX that matches the driver):",
-            "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu121",
-        ),
-    };
+    let d = install_wheel_step(d, choice.as_ref());
     Some(d.evidence_all(evidence(scan, Signal::CpuBuild)).build())
 }
 

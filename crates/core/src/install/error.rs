@@ -41,6 +41,8 @@ pub enum InstallError {
     Facts(String),
     #[error("the PyTorch wheel could not be chosen: {0}")]
     Catalog(#[from] crate::catalog::CatalogError),
+    #[error(transparent)]
+    Connect(#[from] crate::connect::ConnectError),
 }
 
 impl Coded for InstallError {
@@ -55,12 +57,15 @@ impl Coded for InstallError {
             Self::Facts(_) => "install.facts_failed",
             Self::Job(err) => err.code(),
             Self::Catalog(err) => err.code(),
+            Self::Connect(err) => err.code(),
         }
     }
 
     fn is_bad_input(&self) -> bool {
-        if let Self::Job(err) = self {
-            return err.is_bad_input();
+        match self {
+            Self::Job(err) => return err.is_bad_input(),
+            Self::Connect(err) => return err.is_bad_input(),
+            _ => {}
         }
         !matches!(
             self,

@@ -268,15 +268,12 @@ pub async fn read_facts(
 }
 
 /// Start `recipe` on a recorded instance through the app's live connection, and record the job
-/// under the instance (the Install page). `ssh_command` and `key` are what the instance was
-/// saved with, so `leasehold job attach` can reach the job too.
-#[allow(clippy::too_many_arguments)]
+/// under the instance (the Install page) with the command and key file the instance was saved
+/// with, so `leasehold job attach` can reach the job too.
 pub async fn start_on_instance(
     store: &crate::store::Store,
     target: &crate::ssh::SshTarget,
     instance: &str,
-    ssh_command: &str,
-    key: Option<&str>,
     recipe: &str,
     options: BTreeMap<String, String>,
     now: chrono::DateTime<chrono::Utc>,
@@ -285,6 +282,19 @@ pub async fn start_on_instance(
     let recipe = Recipe::parse(recipe)?;
     let options = RecipeOptions::from_map(recipe, options)?;
     record::check_instance(store, instance).await?;
+    let saved = {
+        let mut conn = store.pool().acquire().await.map_err(|err| {
+            crate::connect::ConnectError::from(crate::store::StoreError::from(err))
+        })?;
+        crate::connect::load_target(&mut conn, instance)
+            .await?
+            .ok_or_else(|| crate::connect::ConnectError::NoTarget(instance.to_owned()))?
+    };
+    let ssh_command = saved.ssh_command.as_str();
+    let key = match &saved.auth {
+        crate::connect::AuthChoice::Key { path } => Some(path.as_str()),
+        _ => None,
+    };
     let facts = read_facts(target, recipe, now).await?;
     let text = script(recipe, &options, &facts)?;
     let id = crate::job::JobId::generate(now);
@@ -306,6 +316,48 @@ pub async fn start_on_instance(
         now,
     };
     Ok(record::start_recorded(store, target, &crate::job::JobRoot::Home, &job).await?)
+}
+
+/// A piece of a job's log as the Install page shows it.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct JobLog {
+    /// Log bytes delivered so far, this piece included (attach again from here).
+    #[ts(type = "number")]
+    pub offset: u64,
+    pub text: String,
+    pub progress: progress::Progress,
+}
+
+/// Follow recorded job `id` from byte `from` until it ends, handing each piece of its log to
+/// `on_log` as whole UTF-8 text with the progress read so far; redials after a drop and keeps
+/// the job's final state and offset.
+pub async fn follow_recorded(
+    store: &crate::store::Store,
+    target: &dyn crate::target::Target,
+    id: &str,
+    from: u64,
+    on_log: &mut (dyn FnMut(JobLog) + Send),
+    clock: &dyn crate::clock::Clock,
+) -> Result<crate::job::JobStatus, InstallError> {
+    let started = std::time::Instant::now();
+    let mut progress = progress::Progress::default();
+    let mut text = crate::job::Utf8Chunks::default();
+    let mut delivered = from;
+    let mut sink = |chunk: &[u8]| {
+        delivered += chunk.len() as u64;
+        progress.feed(chunk, started.elapsed().as_secs_f64());
+        on_log(JobLog {
+            offset: delivered,
+            text: text.push(chunk),
+            progress: progress.clone(),
+        });
+    };
+    let mut offset = from;
+    Ok(
+        crate::job::record::attach_recorded(store, target, id, &mut offset, &mut sink, clock)
+            .await?,
+    )
 }
 
 /// A recipe and its option specs, for the UI and `install --help`.
