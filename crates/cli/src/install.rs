@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use leasehold_core::install::{self, progress::Progress, InstallFacts, Recipe, RecipeOptions};
 use leasehold_core::job::record::{self, NewJob};
-use leasehold_core::job::{JobId, JobRoot};
+use leasehold_core::job::{JobId, JobRoot, JobState};
 use leasehold_core::store::Store;
 
 use crate::job::{attach_to, exit_for};
@@ -83,11 +83,12 @@ pub fn run_install(db: &Path, args: &InstallArgs) -> ExitCode {
             }
         }
         let target = match request.connect().await {
-            Ok(target) => target,
+            // Shared: a server recipe's check opens a port forward on it at the end.
+            Ok(target) => std::sync::Arc::new(target),
             Err(err) => return fail_ssh(&err),
         };
         let now = crate::ledger::CLOCK.now();
-        let facts = match install::read_facts(&target, recipe, now).await {
+        let facts = match install::read_facts(target.as_ref(), recipe, now).await {
             Ok(facts) => facts,
             Err(err) => return output::fail(&err),
         };
@@ -111,7 +112,7 @@ pub fn run_install(db: &Path, args: &InstallArgs) -> ExitCode {
             script: &script,
             now,
         };
-        if let Err(err) = record::start_recorded(&store, &target, &JobRoot::Home, &new).await {
+        if let Err(err) = record::start_recorded(&store, target.as_ref(), &JobRoot::Home, &new).await {
             target.disconnect().await;
             return output::fail(&err);
         }
@@ -133,6 +134,12 @@ pub fn run_install(db: &Path, args: &InstallArgs) -> ExitCode {
             progress.feed(chunk, started.elapsed().as_secs_f64());
         })
         .await;
+        let server = match &end {
+            Ok(status) if status.state == JobState::Succeeded => {
+                check_server(&target, recipe, &options).await
+            }
+            _ => None,
+        };
         target.disconnect().await;
         store.close().await;
         let status = match end {
@@ -155,10 +162,43 @@ pub fn run_install(db: &Path, args: &InstallArgs) -> ExitCode {
                 "results": progress.results,
                 "findings": progress.findings,
                 "failure": progress.failure.as_ref().map(|(code, message)| serde_json::json!({"code": code, "message": message})),
+                "server": server,
             }));
         }
         exit_for(&status)
     })
+}
+
+/// A server recipe's check through a port forward, reported on stderr; `None` for other recipes
+/// (a failed check is reported and kept as `{"error": …}` in the JSON).
+async fn check_server(
+    target: &std::sync::Arc<leasehold_core::ssh::SshTarget>,
+    recipe: Recipe,
+    options: &RecipeOptions,
+) -> Option<serde_json::Value> {
+    install::serve::server_of(recipe, options)?;
+    let lang = leasehold_core::diagnose::Lang::from_locale(std::env::var("LANG").ok().as_deref());
+    match install::serve::check_through_forward(target, recipe, options, lang).await {
+        Ok(check) => {
+            esay!(
+                "server answered through a port forward: {}",
+                check.answer.trim()
+            );
+            if let Some(rate) = check.tokens_per_second {
+                esay!("{rate} tokens per second");
+            }
+            for finding in &check.findings {
+                esay!("finding: {} [{}]", finding.title, finding.code);
+            }
+            serde_json::to_value(&check).ok()
+        }
+        Err(err) => {
+            esay!("the server check failed: {err}");
+            Some(
+                serde_json::json!({"error": {"code": leasehold_core::Coded::code(&err), "message": err.to_string()}}),
+            )
+        }
+    }
 }
 
 pub fn run_export_setup(db: &Path, instance: &str) -> ExitCode {

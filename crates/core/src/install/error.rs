@@ -43,6 +43,12 @@ pub enum InstallError {
     Catalog(#[from] crate::catalog::CatalogError),
     #[error(transparent)]
     Connect(#[from] crate::connect::ConnectError),
+    #[error("the server check failed at {what}: {message}")]
+    ServerCheck { what: String, message: String },
+    #[error("recipe {0} starts no server to check")]
+    NoServer(&'static str),
+    #[error("could not read the last Verify run: {0}")]
+    History(String),
 }
 
 impl Coded for InstallError {
@@ -55,6 +61,9 @@ impl Coded for InstallError {
             Self::DockerInContainer { .. } => "docker.impossible_in_container",
             Self::NoWheel(_) => "install.no_wheel",
             Self::Facts(_) => "install.facts_failed",
+            Self::ServerCheck { .. } => "install.server_check_failed",
+            Self::NoServer(_) => "install.no_server",
+            Self::History(_) => "install.history_failed",
             Self::Job(err) => err.code(),
             Self::Catalog(err) => err.code(),
             Self::Connect(err) => err.code(),
@@ -69,7 +78,11 @@ impl Coded for InstallError {
         }
         !matches!(
             self,
-            Self::DockerInContainer { .. } | Self::NoWheel(_) | Self::Facts(_)
+            Self::DockerInContainer { .. }
+                | Self::NoWheel(_)
+                | Self::Facts(_)
+                | Self::ServerCheck { .. }
+                | Self::History(_)
         )
     }
 }

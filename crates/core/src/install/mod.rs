@@ -19,6 +19,8 @@ mod options;
 pub mod progress;
 mod recipes;
 mod script;
+pub mod serve;
+pub mod status;
 
 use std::collections::BTreeMap;
 

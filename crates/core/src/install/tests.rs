@@ -813,3 +813,54 @@ esac"#,
         "{out}"
     );
 }
+
+/// The mirrors recipe takes the fastest pip index and Hugging Face endpoint the Verify network
+/// probe measured; an unreachable one never wins however fast its failure was.
+#[test]
+fn mirrors_default_to_what_the_verify_probe_measured_fastest() {
+    use crate::probe::network::{EndpointKind, EndpointTiming, NetworkFacts};
+    let timing = |id: &str, kind, reachable, seconds| EndpointTiming {
+        id: id.to_owned(),
+        kind,
+        url: format!("https://{id}.example"),
+        reachable,
+        http_status: reachable.then_some(200),
+        seconds: Some(seconds),
+        error: None,
+    };
+    let mut facts = crate::probe::Facts::empty(
+        "root@gpu:22",
+        chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 5, 1, 8, 0, 0).unwrap(),
+    );
+    facts.network = Some(NetworkFacts {
+        endpoints: vec![
+            timing("pypi", EndpointKind::Pypi, true, 2.5),
+            timing("tuna", EndpointKind::PypiMirror, true, 0.4),
+            timing("aliyun", EndpointKind::PypiMirror, false, 0.01),
+            timing("huggingface", EndpointKind::HuggingFace, false, 0.02),
+            timing("hf-mirror", EndpointKind::HuggingFaceMirror, true, 0.9),
+        ],
+        ..NetworkFacts::default()
+    });
+    let install = InstallFacts::from_facts(&facts);
+    assert_eq!(install.fastest_pip.as_deref(), Some("tsinghua"));
+    assert_eq!(install.fastest_hf.as_deref(), Some("hf-mirror"));
+    let text = script(Recipe::Mirrors, &options(Recipe::Mirrors, &[]), &install).expect("script");
+    assert!(
+        text.contains("https://pypi.tuna.tsinghua.edu.cn/simple"),
+        "{text}"
+    );
+    assert!(text.contains("https://hf-mirror.com"), "{text}");
+    // What the user chose wins over the measurement.
+    let chosen = script(
+        Recipe::Mirrors,
+        &options(Recipe::Mirrors, &[("pip", "ustc"), ("hf", "official")]),
+        &install,
+    )
+    .expect("script");
+    assert!(
+        chosen.contains("https://mirrors.ustc.edu.cn/pypi/simple"),
+        "{chosen}"
+    );
+    assert!(!chosen.contains("https://hf-mirror.com"), "{chosen}");
+}

@@ -5,6 +5,7 @@ mod gpu;
 mod host;
 mod network;
 mod services;
+pub(crate) use services::ollama_offload;
 mod torch;
 
 use super::text::Draft;

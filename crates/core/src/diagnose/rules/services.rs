@@ -5,6 +5,7 @@ use crate::billing::MachineKind;
 use crate::diagnose::text::draft;
 use crate::diagnose::{DiagnoseContext, Finding, Severity};
 use crate::probe::docker::DockerFacts;
+use crate::probe::ollama::LoadedModel;
 use crate::probe::Facts;
 
 pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
@@ -99,32 +100,36 @@ fn ollama(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
         .models
         .iter()
         .filter(|m| m.cpu_pct.is_some_and(|c| c > 0) && (has_gpu || m.gpu_pct == Some(0)))
-        .map(|model| {
-            let all_cpu = model.gpu_pct == Some(0);
-            draft(lang, "ollama.cpu_offload", Severity::Warning)
-                .subject(model.name.clone())
-                .title(
-                    if all_cpu { format!("Ollama 的 {} 完全跑在 CPU 上", model.name) } else { format!("Ollama 的 {} 有一部分跑在 CPU 上", model.name) },
-                    if all_cpu { format!("Ollama runs {} entirely on the CPU", model.name) } else { format!("Ollama runs part of {} on the CPU", model.name) },
-                )
-                .detail(
-                    if all_cpu { "模型没有用到 GPU，速度会慢一个数量级。通常是驱动没加载好，或 Ollama 的 CUDA 运行库与驱动不匹配。" } else { "显存放不下整个模型（或上下文太长、并发太多），Ollama 把一部分层放到 CPU 上，速度明显下降。" },
-                    if all_cpu { "The model is not using the GPU at all, so it is an order of magnitude slower. Usually the driver is not working, or Ollama's CUDA runtime does not match the driver." } else { "The model (with its context and parallel requests) does not fit in GPU memory, so Ollama moved some layers to the CPU and slows down markedly." },
-                )
-                .run("看显存和 Ollama 进程：", "Check GPU memory and the Ollama process:", "nvidia-smi; ollama ps")
-                .when(!all_cpu, |d| {
-                    d.run(
-                        "缩短上下文、限制并发后重启服务：",
-                        "Shorten the context and limit parallel requests, then restart the server:",
-                        "OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NUM_PARALLEL=1 ollama serve",
-                    )
-                    .step("或换用更小的量化版本（如 q4_K_M），或更大显存的卡。", "Or use a smaller quantisation (such as q4_K_M), or a GPU with more memory.")
-                })
-                .when(all_cpu, |d| {
-                    d.step("先确认 nvidia-smi 正常，再重装 Ollama 让它带上匹配的 CUDA 运行库。", "Make sure nvidia-smi works, then reinstall Ollama so it brings a matching CUDA runtime.")
-                })
-                .evidence(format!("ollama ps: {} {} {}", model.name, model.size.as_deref().unwrap_or(""), model.processor.as_deref().unwrap_or("")))
-                .build()
-        })
+        .map(|model| ollama_offload(lang, model))
         .collect()
+}
+
+/// `ollama.cpu_offload` for one loaded model: the rule above, and the Install page's check of a
+/// model through the API (`/api/ps`: `size_vram` below `size`).
+pub(crate) fn ollama_offload(lang: crate::diagnose::Lang, model: &LoadedModel) -> Finding {
+    let all_cpu = model.gpu_pct == Some(0);
+    draft(lang, "ollama.cpu_offload", Severity::Warning)
+        .subject(model.name.clone())
+        .title(
+            if all_cpu { format!("Ollama 的 {} 完全跑在 CPU 上", model.name) } else { format!("Ollama 的 {} 有一部分跑在 CPU 上", model.name) },
+            if all_cpu { format!("Ollama runs {} entirely on the CPU", model.name) } else { format!("Ollama runs part of {} on the CPU", model.name) },
+        )
+        .detail(
+            if all_cpu { "模型没有用到 GPU，速度会慢一个数量级。通常是驱动没加载好，或 Ollama 的 CUDA 运行库与驱动不匹配。" } else { "显存放不下整个模型（或上下文太长、并发太多），Ollama 把一部分层放到 CPU 上，速度明显下降。" },
+            if all_cpu { "The model is not using the GPU at all, so it is an order of magnitude slower. Usually the driver is not working, or Ollama's CUDA runtime does not match the driver." } else { "The model (with its context and parallel requests) does not fit in GPU memory, so Ollama moved some layers to the CPU and slows down markedly." },
+        )
+        .run("看显存和 Ollama 进程：", "Check GPU memory and the Ollama process:", "nvidia-smi; ollama ps")
+        .when(!all_cpu, |d| {
+            d.run(
+                "缩短上下文、限制并发后重启服务：",
+                "Shorten the context and limit parallel requests, then restart the server:",
+                "OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NUM_PARALLEL=1 ollama serve",
+            )
+            .step("或换用更小的量化版本（如 q4_K_M），或更大显存的卡。", "Or use a smaller quantisation (such as q4_K_M), or a GPU with more memory.")
+        })
+        .when(all_cpu, |d| {
+            d.step("先确认 nvidia-smi 正常，再重装 Ollama 让它带上匹配的 CUDA 运行库。", "Make sure nvidia-smi works, then reinstall Ollama so it brings a matching CUDA runtime.")
+        })
+        .evidence(format!("ollama ps: {} {} {}", model.name, model.size.as_deref().unwrap_or(""), model.processor.as_deref().unwrap_or("")))
+        .build()
 }
