@@ -5,6 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use leasehold_core::diagnose::Lang;
+use leasehold_core::install::serve::ServeCheck;
+use leasehold_core::install::status::RecipeStatuses;
 use leasehold_core::install::{self, JobLog, RecipeInfo};
 use leasehold_core::job::record::{self, JobRecord};
 use leasehold_core::job::{CancelReport, JobStatus};
@@ -85,4 +88,46 @@ pub async fn job_cancel(
 ) -> Result<CancelReport, ApiError> {
     let target = state.live_target(&instance).await?;
     Ok(record::cancel_recorded(&state.store, target.as_ref(), &id, state.clock.as_ref()).await?)
+}
+
+/// Each recipe's state on `instance` from its last Verify run (the recipe cards).
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn install_status(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<RecipeStatuses, ApiError> {
+    Ok(install::status::for_instance(&state.store, &instance).await?)
+}
+
+/// The jobs of `instance` with the state of the running ones read again from the instance
+/// (after an app restart or a reconnect).
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn job_refresh(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<Vec<JobRecord>, ApiError> {
+    let target = state.live_target(&instance).await?;
+    Ok(record::refresh_running(
+        &state.store,
+        target.as_ref(),
+        &instance,
+        state.clock.as_ref(),
+    )
+    .await?)
+}
+
+/// Check the server a finished server recipe (Ollama, vLLM, TGI) left running, through a port
+/// forward: one answer, its speed, and whether an Ollama model spills onto the CPU.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn install_check_server(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    id: String,
+    lang: Lang,
+) -> Result<ServeCheck, ApiError> {
+    let target = state.live_target(&instance).await?;
+    Ok(install::serve::check_recorded(&state.store, &target, &id, lang).await?)
 }

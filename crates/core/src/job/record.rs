@@ -336,3 +336,27 @@ pub async fn cancel_recorded(
     save_status(store, &report.status, clock.now()).await?;
     Ok(report)
 }
+
+/// Read the state of every job of `instance` still recorded as running from the instance and
+/// keep it (after an app restart or a reconnect: a job may have ended, or been lost, meanwhile).
+/// Returns the instance's jobs, oldest first. A job whose state cannot be read stays as it was.
+pub async fn refresh_running(
+    store: &Store,
+    target: &dyn crate::target::Target,
+    instance: &str,
+    clock: &dyn crate::clock::Clock,
+) -> Result<Vec<JobRecord>, JobError> {
+    for job in list_for_instance(store, instance).await? {
+        if job.state != JobState::Running {
+            continue;
+        }
+        match super::status(target, &super::JobRoot::Home, &job.job_id()?).await {
+            Ok(now) => save_status(store, &now, clock.now()).await?,
+            Err(JobError::Target(err)) => {
+                tracing::info!(job = %job.id, %err, "job state not readable now; kept as running");
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    list_for_instance(store, instance).await
+}

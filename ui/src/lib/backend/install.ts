@@ -5,7 +5,10 @@ import type { CancelReport } from '../bindings/CancelReport'
 import type { JobLog } from '../bindings/JobLog'
 import type { JobRecord } from '../bindings/JobRecord'
 import type { JobStatus } from '../bindings/JobStatus'
+import type { Lang } from '../bindings/Lang'
 import type { RecipeInfo } from '../bindings/RecipeInfo'
+import type { RecipeStatuses } from '../bindings/RecipeStatuses'
+import type { ServeCheck } from '../bindings/ServeCheck'
 import { call } from './ipc'
 
 /** Every recipe with its options and their defaults. */
@@ -31,4 +34,19 @@ export function jobAttach(instance: string, id: string, from: number, onLog: (lo
 /** Stop job `id`'s whole process group. */
 export function jobCancel(instance: string, id: string): Promise<CancelReport> {
   return call<CancelReport>('job_cancel', { instance, id })
+}
+
+/** Each recipe's state on `instance` from its last Verify run. */
+export function installStatus(instance: string): Promise<RecipeStatuses> {
+  return call<RecipeStatuses>('install_status', { instance })
+}
+
+/** The jobs of `instance`, the running ones' states read again from the instance. */
+export function jobRefresh(instance: string): Promise<JobRecord[]> {
+  return call<JobRecord[]>('job_refresh', { instance })
+}
+
+/** Check the model server job `id` left running, through a port forward. */
+export function installCheckServer(instance: string, id: string, lang: Lang): Promise<ServeCheck> {
+  return call<ServeCheck>('install_check_server', { instance, id, lang })
 }
