@@ -1,7 +1,9 @@
 // Install against a real sshd on 127.0.0.1: connect with a key, open Install, run the pip recipe
 // (a real download from the package index this machine reaches), follow its progress and live
-// log to the end, see the job on the instance page, and run it again (it skips). Screenshots in
-// English and Chinese.
+// log to the end, see the job on the instance page, run a per-GPU job while the link to the host
+// is cut and restored (the page re-attaches and every line arrives once), and run pip again (it
+// skips). The app reaches sshd through a relay that can cut the link. Screenshots in English and
+// Chinese.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -10,6 +12,7 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
 import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { startCutLink } from './lib/cutlink.mjs'
 import { startSshd } from './lib/sshd.mjs'
 import { waitFor } from './lib/webdriver.mjs'
 
@@ -23,10 +26,12 @@ describe('install', () => {
   let app
   let s
   let host
+  let link
 
   before(async () => {
     execFileSync(CLI, ['instance', 'add', INSTANCE, '--gpu', 'RTX 4090', '--count', '1', '--price', '2.5', '--currency', 'CNY', '--db', db])
     host = await startSshd()
+    link = await startCutLink(host.port)
     app = await launchApp({ profile, language: 'en_US' })
     s = app.session
     await finishFirstRun(s)
@@ -34,6 +39,7 @@ describe('install', () => {
 
   after(async () => {
     await app?.close()
+    await link?.stop()
     await host?.stop()
     rmSync(profile, { recursive: true, force: true })
   })
@@ -58,7 +64,7 @@ describe('install', () => {
     await s.waitFor('[data-testid="screen-instance"] [data-testid="instance-ssh"]')
     await s.click('[data-testid="instance-connect"]')
     await s.waitFor('[data-testid="connect-where"]')
-    await s.type('[data-testid="ssh-command"]', host.sshCommand)
+    await s.type('[data-testid="ssh-command"]', `ssh -p ${link.port} ${host.user}@127.0.0.1`)
     await s.click('[data-testid="connect-next"]')
     await s.waitFor('[data-testid="connect-login"]')
     await s.click('[data-testid="auth-key"]')
@@ -94,6 +100,44 @@ describe('install', () => {
       timeoutMs: 30_000,
       what: 'the whole log streamed again from the instance',
     })
+  })
+
+  it('en: a job outlives a cut link; the page re-attaches by itself and every line arrives once', async () => {
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.click('[data-testid="instance-install"]')
+    await s.click('[data-testid="recipe-per-gpu"]')
+    await s.waitFor('[data-testid="install-options"]')
+    // One copy per GPU (CUDA_VISIBLE_DEVICES set for each), each printing for about 8 s.
+    await s.type('[data-testid="option-command"]', 'for i in $(seq 1 40); do echo "line $i of {gpu} sees $CUDA_VISIBLE_DEVICES"; sleep 0.2; done')
+    await s.type('[data-testid="option-gpus"]', '0,1')
+    await s.click('[data-testid="install-run"]')
+    await s.waitFor('[data-testid="job-follow"]', { timeoutMs: 60_000 })
+    await waitFor(async () => (await s.text('[data-testid="job-log"]')).includes('line 3 of 1'), {
+      timeoutMs: 60_000,
+      what: 'the job to print its first lines',
+    })
+    link.cut()
+    const cutAt = (await s.text('[data-testid="job-log"]')).split('\n').length
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    assert.equal((await (await s.find('[data-testid="job-follow"]')).attribute('data-state')), 'running', 'the page waits, it does not give up')
+    await screenshot(s, 'en/53-install-link-cut')
+    link.restore()
+    await waitFor(async () => (await (await s.find('[data-testid="job-follow"]')).attribute('data-state')) !== 'running', {
+      timeoutMs: 90_000,
+      what: 'the job to end after the link came back',
+    })
+    const log = await s.text('[data-testid="job-log"]')
+    assert.equal(await (await s.find('[data-testid="job-follow"]')).attribute('data-state'), 'succeeded', log)
+    assert.ok(log.split('\n').length > cutAt, 'lines arrived after the cut')
+    for (const gpu of [0, 1]) {
+      for (let i = 1; i <= 40; i += 1) {
+        const line = `[gpu ${gpu}] line ${i} of ${gpu} sees ${gpu}`
+        assert.equal(log.split('\n').filter((l) => l === line).length, 1, `exactly once: ${line}`)
+      }
+    }
+    assert.ok(link.connections > 0, 'the app reconnected through the restored link')
+    await screenshot(s, 'en/54-install-after-cut')
   })
 
   it('zh-CN: a second run skips what is installed', async () => {
