@@ -146,9 +146,36 @@ describe('install', () => {
     await s.click('[data-testid="rental-card"]')
     await s.click('[data-testid="instance-install"]')
     await s.waitFor('[data-testid="recipe-pip"]')
+    await screenshot(s, 'zh-CN/50-install-recipes')
     const state = await runPip()
     assert.equal(state, 'succeeded')
     assert.match(await s.text('[data-testid="job-log"]'), /::leasehold::skip already installed: six/)
     await screenshot(s, 'zh-CN/51-install-skipped')
+  })
+
+  it('zh-CN: a failed job hands its log to Explain ("Why did it fail?") and shows the findings', async () => {
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.click('[data-testid="instance-install"]')
+    await s.click('[data-testid="recipe-per-gpu"]')
+    await s.waitFor('[data-testid="install-options"]')
+    await s.type(
+      '[data-testid="option-command"]',
+      'echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free."; exit 3',
+    )
+    await s.type('[data-testid="option-gpus"]', '0')
+    await s.click('[data-testid="install-run"]')
+    await waitFor(async () => (await (await s.find('[data-testid="job-follow"]')).attribute('data-state')) === 'failed', {
+      timeoutMs: 60_000,
+      what: 'the job to fail',
+    })
+    await s.click('[data-testid="job-why"]')
+    await s.waitFor('[data-testid="job-why-result"] [data-testid="finding"]', { timeoutMs: 30_000 })
+    const codes = await s.execute(
+      `return [...document.querySelectorAll('[data-testid="job-why-result"] [data-testid="finding"]')].map((el) => el.dataset.code)`,
+    )
+    assert.ok(codes.some((code) => code.includes('oom')), `an out-of-memory finding: ${codes}`)
+    assert.match(await s.text('[data-testid="job-why-result"]'), /显存|内存/)
+    await screenshot(s, 'zh-CN/52-install-why-failed')
   })
 })
