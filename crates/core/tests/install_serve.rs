@@ -317,3 +317,43 @@ async fn vllm_through_a_forward_gives_one_completion_and_its_speed() {
         "install.server_check_failed"
     );
 }
+
+/// Text Generation Inference's `/generate` with `details`.
+fn tgi(method: &str, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
+    match (method, path) {
+        ("POST", "/generate") if body["parameters"]["details"] == true => (
+            200,
+            serde_json::json!({
+                "generated_text": " Bob. I serve models.",
+                "details": {"finish_reason": "length", "generated_tokens": 12, "seed": null, "prefill": [], "tokens": []}
+            }),
+        ),
+        _ => (
+            404,
+            serde_json::json!({"error": "not found", "error_type": "not_found"}),
+        ),
+    }
+}
+
+#[tokio::test]
+async fn tgi_through_a_forward_gives_one_generation_and_its_speed() {
+    if !leasehold_testkit::netns::can_run("tgi_through_a_forward_gives_one_generation") {
+        return;
+    }
+    let setup = common::Setup::new();
+    let target = Arc::new(setup.connect().await);
+    let server = stand_in(tgi).await;
+    let check = check_through_forward(
+        &target,
+        Recipe::Tgi,
+        &options(Recipe::Tgi, &[format!("port={}", server.port)]),
+        Lang::En,
+    )
+    .await
+    .expect("the TGI stand-in answers through the forward");
+    assert_eq!(check.api, ServerApi::Tgi);
+    assert_eq!(check.answer, " Bob. I serve models.");
+    assert_eq!(check.tokens, Some(12));
+    assert!(check.tokens_per_second.is_some_and(|t| t > 0.0));
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+}

@@ -228,3 +228,94 @@ async fn a_vanished_job_folder_is_lost_and_attach_returns() {
     .expect("attach");
     assert_eq!(end.state, JobState::Lost);
 }
+
+/// After an app restart the jobs recorded as running are read again from the instance: one that
+/// finished meanwhile becomes `succeeded`, one whose folder vanished `lost`, one still running
+/// stays `running` (the Install page then follows it).
+#[tokio::test]
+async fn refresh_after_a_restart_reads_each_running_job_again() {
+    use leasehold_core::billing::{ledger, BillingRules, NewInstance};
+    use leasehold_core::job::record::{self, NewJob};
+    use leasehold_core::ssh::ConnectRequest;
+    use leasehold_core::store::Store;
+
+    let setup = common::Setup::new();
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    let clock = leasehold_core::clock::SystemClock;
+    let now = leasehold_core::clock::Clock::now(&clock);
+    ledger::add_instance(
+        &store,
+        &NewInstance {
+            name: "gpu-a".into(),
+            provider: "custom".into(),
+            region: None,
+            gpu_model: "RTX 4090".into(),
+            currency: "CNY".into(),
+            notes: None,
+            planned_hours: None,
+            budget: None,
+            rules: BillingRules::simple("2.5".parse().expect("decimal"), 1),
+        },
+        now,
+    )
+    .await
+    .expect("rental");
+    let request = ConnectRequest {
+        ssh_command: setup.host.ssh_command(),
+        ..ConnectRequest::default()
+    };
+    let options = std::collections::BTreeMap::new();
+    let mut ids = Vec::new();
+    for (tag, script) in [
+        ("done", "echo done"),
+        ("gone", "echo gone; sleep 30"),
+        ("long", "sleep 30"),
+    ] {
+        let id = fresh_id(tag);
+        let job = NewJob {
+            id: &id,
+            instance: Some("gpu-a"),
+            target: "test",
+            request: &request,
+            name: Some(tag),
+            recipe: None,
+            options: &options,
+            script,
+            now,
+        };
+        record::start_recorded(&store, &target, &JobRoot::Home, &job)
+            .await
+            .expect("starts");
+        ids.push(id);
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The folder of the second vanishes (a re-imaged instance), its processes with it.
+    job::cancel(&target, &JobRoot::Home, &ids[1], Duration::from_secs(1))
+        .await
+        .expect("cancel");
+    target
+        .run(&CommandSpec::new(format!(
+            "rm -rf \"$HOME\"/.leasehold/jobs/{}",
+            ids[1]
+        )))
+        .await
+        .expect("rm");
+    // Until refreshed, the database still says running for all three.
+    assert!(record::list_for_instance(&store, "gpu-a")
+        .await
+        .expect("list")
+        .iter()
+        .all(|job| job.state == JobState::Running));
+
+    let jobs = record::refresh_running(&store, &target, "gpu-a", &clock)
+        .await
+        .expect("refresh");
+    let state = |id: &JobId| jobs.iter().find(|j| j.id == id.as_str()).map(|j| j.state);
+    assert_eq!(state(&ids[0]), Some(JobState::Succeeded));
+    assert_eq!(state(&ids[1]), Some(JobState::Lost));
+    assert_eq!(state(&ids[2]), Some(JobState::Running));
+    job::cancel(&target, &JobRoot::Home, &ids[2], Duration::from_secs(1))
+        .await
+        .expect("cleanup");
+}
