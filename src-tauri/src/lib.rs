@@ -79,6 +79,10 @@ app_commands![
     verify::verify_history,
     verify::verify_load,
     catalog::earlier_prices,
+    monitor::monitor_start,
+    monitor::monitor_stop,
+    monitor::monitor_history,
+    monitor::monitor_busy_hours,
 ];
 
 pub fn run() {

@@ -78,6 +78,8 @@ pub struct Startup {
     /// "Now" for the recovery actions (the time in a kept file's name).
     pub clock: Arc<dyn Clock>,
     status: std::sync::Mutex<StoreStatus>,
+    /// The background GPU sampler starts with the first open store, once.
+    background_sampler: std::sync::Once,
 }
 
 /// What the UI asks first: can the app start, and on what.
@@ -99,6 +101,7 @@ impl Startup {
             log_dir,
             clock: Arc::new(SystemClock),
             status: std::sync::Mutex::default(),
+            background_sampler: std::sync::Once::new(),
         }
     }
 
@@ -115,6 +118,8 @@ impl Startup {
             self.db_path.clone(),
             self.log_dir.clone(),
         ));
+        self.background_sampler
+            .call_once(|| crate::commands::monitor::spawn_background_sampler(app.clone()));
         let mut status = self.lock();
         status.failure = None;
         status.read_only_copy = read_only_copy.map(|p| p.display().to_string());

@@ -26,6 +26,7 @@ mod install;
 mod instance;
 mod job;
 mod ledger;
+mod monitor;
 mod output;
 mod parse;
 mod rent_vs_buy;
@@ -145,6 +146,8 @@ enum Command {
         /// A recorded instance name, or a target (user@host:port, or the host).
         instance: String,
     },
+    /// Watch every GPU live (utilisation, memory, temperature, power) with findings.
+    Monitor(Box<monitor::MonitorArgs>),
 }
 
 fn main() -> ExitCode {
@@ -197,5 +200,6 @@ fn main() -> ExitCode {
         Command::Install(args) => install::run_install(&cli.db_path(), args),
         Command::InstallScript(args) => install::run_install_script(args),
         Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
+        Command::Monitor(args) => monitor::run(args),
     }
 }

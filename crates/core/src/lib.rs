@@ -12,6 +12,7 @@ pub mod error;
 pub mod explain;
 pub mod install;
 pub mod job;
+pub mod monitor;
 pub mod paths;
 pub mod probe;
 pub mod redact;

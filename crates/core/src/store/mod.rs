@@ -14,6 +14,7 @@
 //! old file).
 
 mod error;
+pub mod gpu_minutes;
 pub mod instance_plans;
 pub mod jobs;
 pub mod ledger;

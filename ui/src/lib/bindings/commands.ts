@@ -57,6 +57,10 @@ export const COMMANDS = [
   'verify_history',
   'verify_load',
   'earlier_prices',
+  'monitor_start',
+  'monitor_stop',
+  'monitor_history',
+  'monitor_busy_hours',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]

@@ -1,0 +1,175 @@
+//! The live GPU monitor: what every GPU of an instance is doing, second by second, with the
+//! findings that cost money (GPUs paid for and idle, memory about to run out, a card slowed by
+//! heat) and the minute history behind the bill's GPU-busy hours and the idle reminder.
+//!
+//! - [`stream`]: one long-lived `nvidia-smi --query-gpu … -lms N` per instance over one SSH
+//!   channel (plus one for the compute processes), restarted with a gap marker when it dies;
+//!   [`local`]: the same events from NVML on this computer.
+//! - [`parse`] and [`fields`]: the pure CSV reading, tested on real captures.
+//! - [`window`]: the bounded in-memory past; [`findings`]: pure rules over it.
+//! - [`history`]: downsampling to one row per GPU and minute in SQLite, busy hours, idle streaks.
+//! - [`live`]: the app's side — a stoppable stream per instance and the low-rate background
+//!   sampler that feeds the history while the dashboard is closed.
+
+pub mod background;
+mod error;
+pub mod fields;
+pub mod findings;
+pub mod history;
+pub mod live;
+pub mod local;
+pub mod parse;
+pub mod sample;
+mod stream;
+pub mod window;
+
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::clock::Clock;
+use crate::shell;
+use crate::target::Target;
+
+pub use error::MonitorError;
+pub use findings::{FindingContext, LiveFinding};
+pub use sample::{
+    ComputeProcess, GapReason, GpuReading, MonitorEvent, ProcessList, Sample, ThrottleReason,
+};
+pub use window::LiveWindow;
+
+/// Shortest sampling interval: nvidia-smi's own loop gets unreliable below this, and nothing a
+/// person watches needs it.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+/// One sample a second (gpustat's default; nvitop uses 2 s).
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How the sampler runs.
+#[derive(Debug, Clone)]
+pub struct SamplerOptions {
+    pub interval: Duration,
+    /// How often the compute processes are listed.
+    pub processes_every: Duration,
+    /// Longest wait between restarts of a failing stream.
+    pub max_backoff: Duration,
+    path_prefix: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl SamplerOptions {
+    pub fn new(interval: Duration) -> Result<Self, MonitorError> {
+        if interval < MIN_INTERVAL {
+            return Err(MonitorError::IntervalTooShort {
+                min: MIN_INTERVAL,
+                got: interval,
+            });
+        }
+        Ok(Self {
+            interval,
+            processes_every: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(15),
+            path_prefix: Vec::new(),
+            env: Vec::new(),
+        })
+    }
+
+    /// A stream silent for this long is stalled and started again.
+    pub fn stall_after(&self) -> Duration {
+        (self.interval * 3).max(Duration::from_secs(3))
+    }
+
+    /// Put a directory first on the instance's PATH (tests: the fake `nvidia-smi`).
+    pub fn path_prefix(mut self, dir: impl Into<String>) -> Self {
+        self.path_prefix.push(dir.into());
+        self
+    }
+
+    /// Set an environment variable for the streams; `None` when `name` is not a shell name.
+    pub fn env(mut self, name: &str, value: impl Into<String>) -> Option<Self> {
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        valid.then(|| {
+            self.env.push((name.to_owned(), value.into()));
+            self
+        })
+    }
+
+    fn prelude(&self) -> String {
+        let mut out = String::new();
+        if !self.path_prefix.is_empty() {
+            let dirs: Vec<String> = self
+                .path_prefix
+                .iter()
+                .map(|d| shell::quote(d).into_owned())
+                .collect();
+            out.push_str(&format!("PATH={}:\"$PATH\"; export PATH; ", dirs.join(":")));
+        }
+        for (name, value) in &self.env {
+            out.push_str(&format!("{name}={}; export {name}; ", shell::quote(value)));
+        }
+        out
+    }
+}
+
+/// Turns the raw events into what a consumer sees: processes matched to GPUs, the window kept,
+/// and a `Findings` event (before the sample it was drawn from) whenever the findings change.
+pub async fn consume(
+    mut events: UnboundedReceiver<MonitorEvent>,
+    context: &FindingContext,
+    sink: &mut (dyn FnMut(MonitorEvent) -> ControlFlow<()> + Send),
+) {
+    let mut window = LiveWindow::default();
+    let mut shown = Vec::new();
+    while let Some(event) = events.recv().await {
+        let flow = match event {
+            MonitorEvent::Sample(sample) => {
+                let at = sample.at;
+                window.push_sample(sample.clone());
+                let findings = window.findings(context);
+                let fingerprint = findings::fingerprint(&findings);
+                if fingerprint != shown {
+                    shown = fingerprint;
+                    if sink(MonitorEvent::Findings { at, findings }).is_break() {
+                        return;
+                    }
+                }
+                sink(MonitorEvent::Sample(sample))
+            }
+            MonitorEvent::Processes(mut look) => {
+                if let Some(latest) = window.latest() {
+                    parse::attach_gpu_indexes(&mut look.processes, &latest.gpus);
+                }
+                window.push_processes(look.clone());
+                sink(MonitorEvent::Processes(look))
+            }
+            other => sink(other),
+        };
+        if flow.is_break() {
+            return;
+        }
+    }
+}
+
+/// Sample `target` until `sink` says stop (or the future is dropped): GPU samples, process
+/// looks, gaps and findings, in order. Fails only when the machine never produced a sample.
+pub async fn run(
+    target: &dyn Target,
+    clock: &dyn Clock,
+    options: &SamplerOptions,
+    context: &FindingContext,
+    sink: &mut (dyn FnMut(MonitorEvent) -> ControlFlow<()> + Send),
+) -> Result<(), MonitorError> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let gpus = stream::gpu_loop(target, clock, options, &tx);
+    let processes = stream::process_loop(target, clock, options, &tx);
+    let consumer = consume(rx, context, sink);
+    tokio::select! {
+        failed = gpus => failed,
+        () = processes => Ok(()),
+        () = consumer => Ok(()),
+    }
+}

@@ -1,0 +1,93 @@
+//! The dashboard's GPU monitor: thin commands over `leasehold_core::monitor`. The stream runs on
+//! the instance's live connection and sends every event through a channel until `monitor_stop`
+//! (the page closed); the background sampler feeds the minute history once a minute.
+
+use std::time::Duration;
+
+use leasehold_core::diagnose::Lang;
+use leasehold_core::monitor::history::{self, BusyHours, GpuMinute};
+use leasehold_core::monitor::live::{self, monitor_key};
+use leasehold_core::monitor::{background, MonitorEvent, SamplerOptions};
+use leasehold_core::ApiError;
+use tauri::ipc::Channel;
+use tracing::instrument;
+
+use crate::state::AppState;
+
+/// Stream `instance`'s GPUs every `interval_ms` (default 1000) until `monitor_stop`.
+#[tauri::command]
+#[instrument(skip(state, on_event), err(Debug))]
+pub async fn monitor_start(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    interval_ms: Option<u32>,
+    lang: Lang,
+    on_event: Channel<MonitorEvent>,
+) -> Result<(), ApiError> {
+    let interval = Duration::from_millis(u64::from(interval_ms.unwrap_or(1000)));
+    let options = SamplerOptions::new(interval)?;
+    let context = live::Context {
+        store: &state.store,
+        live: &state.live,
+        running: &state.checks,
+        clock: state.clock.as_ref(),
+    };
+    let sink = move |event: MonitorEvent| {
+        let _ = on_event.send(event);
+    };
+    Ok(live::stream_instance(&context, &instance, &options, lang, &sink).await?)
+}
+
+/// Stop `instance`'s stream (no-op when none runs).
+#[tauri::command]
+#[instrument(skip(state))]
+pub fn monitor_stop(state: tauri::State<'_, AppState>, instance: String) {
+    state.checks.cancel(&monitor_key(&instance));
+}
+
+/// The last day of `instance`'s minute history.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn monitor_history(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<Vec<GpuMinute>, ApiError> {
+    let now = state.now();
+    Ok(history::utilisation_since(&state.store, &instance, now - live::HISTORY_SPAN, now).await?)
+}
+
+/// `instance`'s GPU-busy hours and what its idle time cost.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn monitor_busy_hours(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<BusyHours, ApiError> {
+    Ok(history::busy_hours(&state.store, &instance, state.now()).await?)
+}
+
+/// Once a minute, look at every billing instance the app holds a connection to, so the idle
+/// reminder and the busy hours know the GPUs even while no dashboard is open.
+pub fn spawn_background_sampler(app: tauri::AppHandle) {
+    use tauri::Manager;
+    tauri::async_runtime::spawn(async move {
+        let mut ticker = tokio::time::interval(background::BACKGROUND_INTERVAL);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            let Some(state) = app.try_state::<AppState>() else {
+                continue;
+            };
+            match background::sample_live_instances(&state.store, &state.live, state.now()).await {
+                Ok(done) => {
+                    for (instance, result) in done {
+                        if let Err(err) = result {
+                            tracing::info!(%err, instance, "background GPU look failed");
+                        }
+                    }
+                }
+                Err(err) => tracing::warn!(%err, "background GPU sampler"),
+            }
+        }
+    });
+}

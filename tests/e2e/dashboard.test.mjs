@@ -1,0 +1,109 @@
+// The instance page as the place to work, against a real sshd whose fake nvidia-smi replays
+// eight A100s with only GPU 0 busy: the live charts (one per GPU), the process on GPU 0, the
+// "only GPU 0 works" finding with its torchrun fix, the port-forward presets and the busy hours.
+// Leaving the page stops the stream on the instance. Screenshots in English and Chinese.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { BINARY, launchApp, screenshot } from './lib/app.mjs'
+import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { E2E_USER, startSshd } from './lib/sshd.mjs'
+import { waitFor } from './lib/webdriver.mjs'
+
+const INSTANCE = 'a100-x8-dash'
+const CLI = path.join(path.dirname(BINARY ?? ''), 'leasehold')
+
+/** The instance's looping nvidia-smi processes (the dashboard's GPU stream). */
+function loopingSamplers() {
+  try {
+    return execFileSync('pgrep', ['-u', E2E_USER, '-f', 'nvidia-smi --query-gpu.*-lms'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean).length
+  } catch {
+    return 0
+  }
+}
+
+describe('dashboard', () => {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-dashboard-'))
+  const db = path.join(profile, 'leasehold.sqlite3')
+  let app
+  let s
+  let host
+
+  before(async () => {
+    execFileSync(CLI, ['instance', 'add', INSTANCE, '--gpu', 'A100', '--count', '8', '--price', '8', '--currency', 'CNY', '--db', db])
+    host = await startSshd({ fakeGpuProfile: 'busy-x8' })
+    app = await launchApp({ profile, language: 'en_US' })
+    s = app.session
+    await finishFirstRun(s)
+  })
+
+  after(async () => {
+    await app?.close()
+    await host?.stop()
+    rmSync(profile, { recursive: true, force: true })
+  })
+
+  async function openInstance() {
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.waitFor('[data-testid="screen-instance"] [data-testid="instance-ssh"]')
+  }
+
+  async function waitForLiveDashboard() {
+    await s.waitFor('[data-testid="gpu-dashboard"][data-status="live"]', { timeoutMs: 60_000 })
+    await waitFor(async () => (await s.findAll('[data-testid="gpu-card"]')).length === 8, { timeoutMs: 30_000, what: 'eight GPU charts' })
+    await s.waitFor('[data-testid="live-findings"] [data-code="gpu.idle_peers"]', { timeoutMs: 30_000 })
+    await s.waitFor('[data-testid="gpu-process"]', { timeoutMs: 30_000 })
+  }
+
+  it('en: connects and shows eight GPUs live, only GPU 0 at work, with the fix', async () => {
+    await openInstance()
+    await s.click('[data-testid="instance-connect"]')
+    await s.waitFor('[data-testid="connect-where"]')
+    await s.type('[data-testid="ssh-command"]', host.sshCommand)
+    await s.click('[data-testid="connect-next"]')
+    await s.waitFor('[data-testid="connect-login"]')
+    await s.click('[data-testid="auth-key"]')
+    await s.select('[data-testid="key-choice"]', '__custom__')
+    await s.type('[data-testid="key-path"]', host.clientKey)
+    await s.click('[data-testid="connect-next"]')
+    await s.waitFor('[data-testid="connect-test"]')
+    await s.click('[data-testid="connect-run"]')
+    await s.click('[data-testid="fingerprint-accept"]')
+    await s.waitFor('[data-testid="connect-success"]', { timeoutMs: 30_000 })
+
+    await openInstance()
+    await waitForLiveDashboard()
+    assert.equal(await s.text('[data-testid="gpu-card"][data-gpu="0"] [data-testid="gpu-utilization"]'), '98%')
+    assert.equal(await s.text('[data-testid="gpu-card"][data-gpu="5"] [data-testid="gpu-utilization"]'), '0%')
+    const idle = await (await s.find('[data-testid="gpu-card"][data-gpu="3"]')).attribute('data-idle')
+    assert.equal(idle, 'true', 'an idle peer is marked')
+    const finding = await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]')
+    assert.match(finding, /Only GPU 0 is working/)
+    assert.match(finding, /torchrun --nproc_per_node=8/)
+    assert.match(await s.text('[data-testid="gpu-process"]'), /4242[\s\S]*python train\.py[\s\S]*61200 MiB/)
+    assert.match(await s.text('[data-testid="work-tools"]'), /Jupyter[\s\S]*TensorBoard[\s\S]*Ollama[\s\S]*vLLM/)
+    assert.equal(loopingSamplers(), 1, 'one nvidia-smi stream serves the whole dashboard')
+    await screenshot(s, 'en/60-dashboard')
+  })
+
+  it('en: leaving the page stops the stream on the instance', async () => {
+    await goTo(s, 'rentals')
+    await waitFor(async () => loopingSamplers() === 0, { timeoutMs: 20_000, what: 'the remote nvidia-smi loop to end' })
+  })
+
+  it('zh-CN: the same dashboard in Chinese', async () => {
+    await switchLanguage(s, 'zh-CN')
+    await openInstance()
+    await waitForLiveDashboard()
+    const finding = await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]')
+    assert.match(finding, /只有 GPU 0 在干活/)
+    assert.match(await s.text('[data-testid="gpu-dashboard"]'), /GPU 实时监控/)
+    await screenshot(s, 'zh-CN/60-dashboard')
+  })
+})

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest'
+import type { GpuReading } from '../../../bindings/GpuReading'
+import { addGap, addSample, POINTS, type GpuSeries } from './series'
+
+function gpu(index: number, utilization: number): GpuReading {
+  return {
+    index,
+    uuid: null,
+    utilization_pct: utilization,
+    memory_used_mib: 1000,
+    memory_total_mib: 4000,
+    temperature_c: 50,
+    power_draw_w: 100,
+    power_limit_w: 400,
+    sm_clock_mhz: 1000,
+    throttle: [],
+    pcie_rx_kib_s: null,
+    pcie_tx_kib_s: null,
+  }
+}
+
+function at(second: number): string {
+  return new Date(Date.UTC(2026, 2, 1, 9, 0, second)).toISOString()
+}
+
+describe('live GPU series', () => {
+  it('keeps a fixed number of points however long it runs', () => {
+    let series: GpuSeries[] = []
+    for (let s = 0; s < 3 * POINTS; s++) series = addSample(series, { at: at(s), gpus: [gpu(0, s % 100), gpu(1, 0)] })
+    expect(series).toHaveLength(2)
+    expect(series[0].x).toHaveLength(POINTS)
+    expect(series[0].utilization).toHaveLength(POINTS)
+    expect(series[0].latest?.utilization_pct).toBe((3 * POINTS - 1) % 100)
+  })
+
+  it('turns memory and power into percentages of their totals', () => {
+    const [first] = addSample([], { at: at(0), gpus: [gpu(0, 10)] })
+    expect(first.memoryPct).toEqual([25])
+    expect(first.powerPct).toEqual([25])
+  })
+
+  it('marks a gap with nulls and keeps the last reading for the header', () => {
+    let series = addSample([], { at: at(0), gpus: [gpu(0, 80)] })
+    series = addGap(series, at(5))
+    series = addSample(series, { at: at(9), gpus: [gpu(0, 70)] })
+    expect(series[0].utilization).toEqual([80, null, 70])
+    expect(series[0].x).toHaveLength(3)
+  })
+})
