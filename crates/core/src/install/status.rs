@@ -144,11 +144,15 @@ fn one(recipe: Recipe, facts: &Facts) -> RecipeStatus {
     }
 }
 
-/// Recipes Verify cannot see (vLLM, TGI, one process per GPU) count as installed once a job of
-/// theirs succeeded on the instance. Pure.
+/// Recipes Verify did not see (vLLM, TGI; any recipe when Verify never ran) count as installed
+/// once a job of theirs succeeded on the instance. One process per GPU installs nothing, so it
+/// stays unknown. Pure.
 pub fn with_succeeded_jobs(statuses: &mut [RecipeStatus], succeeded: &[Recipe]) {
     for status in statuses {
-        if status.state == RecipeState::Unknown && succeeded.contains(&status.recipe) {
+        if status.state == RecipeState::Unknown
+            && status.recipe != Recipe::PerGpu
+            && succeeded.contains(&status.recipe)
+        {
             status.state = RecipeState::Installed;
             status.reason = Some("a Leasehold job succeeded".to_owned());
         }
@@ -275,7 +279,10 @@ mod tests {
             ..TorchFacts::default()
         });
         let mut statuses = recipe_statuses(&facts);
-        with_succeeded_jobs(&mut statuses, &[Recipe::Vllm, Recipe::Pytorch]);
+        with_succeeded_jobs(
+            &mut statuses,
+            &[Recipe::Vllm, Recipe::Pytorch, Recipe::PerGpu],
+        );
         let of = |recipe| statuses.iter().find(|s| s.recipe == recipe).unwrap().state;
         assert_eq!(of(Recipe::Vllm), RecipeState::Installed);
         assert_eq!(
@@ -284,6 +291,11 @@ mod tests {
             "Verify's reading wins"
         );
         assert_eq!(of(Recipe::Tgi), RecipeState::Unknown);
+        assert_eq!(
+            of(Recipe::PerGpu),
+            RecipeState::Unknown,
+            "a launcher installs nothing"
+        );
     }
 
     #[test]
