@@ -144,7 +144,23 @@ fn one(recipe: Recipe, facts: &Facts) -> RecipeStatus {
     }
 }
 
-/// The states from `instance`'s last Verify run (all unknown when it was never verified).
+/// Recipes Verify did not see (vLLM, TGI; any recipe when Verify never ran) count as installed
+/// once a job of theirs succeeded on the instance. One process per GPU installs nothing, so it
+/// stays unknown. Pure.
+pub fn with_succeeded_jobs(statuses: &mut [RecipeStatus], succeeded: &[Recipe]) {
+    for status in statuses {
+        if status.state == RecipeState::Unknown
+            && status.recipe != Recipe::PerGpu
+            && succeeded.contains(&status.recipe)
+        {
+            status.state = RecipeState::Installed;
+            status.reason = Some("a Leasehold job succeeded".to_owned());
+        }
+    }
+}
+
+/// The states from `instance`'s last Verify run (all unknown when it was never verified),
+/// completed by the recipe jobs that succeeded there.
 pub async fn for_instance(
     store: &crate::store::Store,
     instance: &str,
@@ -154,21 +170,34 @@ pub async fn for_instance(
     let last = crate::verify::history::history(store, Some(instance), "", 1)
         .await
         .map_err(history)?;
-    let Some(run) = last.first() else {
-        return Ok(RecipeStatuses {
-            checked_at: None,
-            recipes: Recipe::ALL
+    let succeeded: Vec<Recipe> = crate::job::record::list_for_instance(store, instance)
+        .await?
+        .into_iter()
+        .filter(|job| job.state == crate::job::JobState::Succeeded)
+        .filter_map(|job| Recipe::parse(job.recipe.as_deref()?).ok())
+        .collect();
+    let (checked_at, mut recipes) = match last.first() {
+        Some(run) => {
+            let report = crate::verify::history::load(store, run.id)
+                .await
+                .map_err(history)?;
+            (
+                Some(report.facts.collected_at),
+                recipe_statuses(&report.facts),
+            )
+        }
+        None => (
+            None,
+            Recipe::ALL
                 .into_iter()
                 .map(|recipe| status(recipe, RecipeState::Unknown, None))
                 .collect(),
-        });
+        ),
     };
-    let report = crate::verify::history::load(store, run.id)
-        .await
-        .map_err(history)?;
+    with_succeeded_jobs(&mut recipes, &succeeded);
     Ok(RecipeStatuses {
-        checked_at: Some(report.facts.collected_at),
-        recipes: recipe_statuses(&report.facts),
+        checked_at,
+        recipes,
     })
 }
 
@@ -240,6 +269,33 @@ mod tests {
         );
         assert_eq!(state_of(&facts, Recipe::Mirrors).0, RecipeState::Installed);
         assert_eq!(state_of(&facts, Recipe::Vllm), (RecipeState::Unknown, None));
+    }
+
+    #[test]
+    fn a_succeeded_job_fills_in_what_verify_cannot_see_but_never_overrides_it() {
+        let mut facts = facts();
+        facts.torch = Some(TorchFacts {
+            version: Some("2.5.1+cpu".into()),
+            ..TorchFacts::default()
+        });
+        let mut statuses = recipe_statuses(&facts);
+        with_succeeded_jobs(
+            &mut statuses,
+            &[Recipe::Vllm, Recipe::Pytorch, Recipe::PerGpu],
+        );
+        let of = |recipe| statuses.iter().find(|s| s.recipe == recipe).unwrap().state;
+        assert_eq!(of(Recipe::Vllm), RecipeState::Installed);
+        assert_eq!(
+            of(Recipe::Pytorch),
+            RecipeState::Outdated,
+            "Verify's reading wins"
+        );
+        assert_eq!(of(Recipe::Tgi), RecipeState::Unknown);
+        assert_eq!(
+            of(Recipe::PerGpu),
+            RecipeState::Unknown,
+            "a launcher installs nothing"
+        );
     }
 
     #[test]
