@@ -28,6 +28,7 @@ mod job;
 mod ledger;
 mod output;
 mod parse;
+mod remind;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
@@ -145,6 +146,9 @@ enum Command {
         /// A recorded instance name, or a target (user@host:port, or the host).
         instance: String,
     },
+    /// Reminders: what is due, and a test message to a webhook.
+    #[command(subcommand)]
+    Remind(remind::RemindCommand),
 }
 
 fn main() -> ExitCode {
@@ -197,5 +201,6 @@ fn main() -> ExitCode {
         Command::Install(args) => install::run_install(&cli.db_path(), args),
         Command::InstallScript(args) => install::run_install_script(args),
         Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
+        Command::Remind(command) => remind::run(&cli.db_path(), command),
     }
 }
