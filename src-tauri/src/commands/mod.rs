@@ -9,6 +9,7 @@ pub mod billing;
 pub mod catalog;
 pub mod explain;
 pub mod install;
+pub mod remind;
 pub mod settings;
 pub mod ssh;
 pub mod store;

@@ -54,6 +54,18 @@ export const COMMANDS = [
   'verify_history',
   'verify_load',
   'earlier_prices',
+  'remind_board',
+  'remind_snooze',
+  'remind_dismiss',
+  'remind_rules_load',
+  'remind_rules_save',
+  'webhook_list',
+  'webhook_add',
+  'webhook_remove',
+  'webhook_test',
+  'tray_labels',
+  'autostart_enabled',
+  'autostart_set',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
