@@ -2,7 +2,9 @@
 
 mod commands;
 mod logging;
+mod reminders;
 mod state;
+mod tray;
 
 use leasehold_core::store;
 use state::{AppState, Startup};
@@ -83,6 +85,18 @@ app_commands![
     monitor::monitor_stop,
     monitor::monitor_history,
     monitor::monitor_busy_hours,
+    remind::remind_board,
+    remind::remind_snooze,
+    remind::remind_dismiss,
+    remind::remind_rules_load,
+    remind::remind_rules_save,
+    remind::webhook_list,
+    remind::webhook_add,
+    remind::webhook_remove,
+    remind::webhook_test,
+    remind::tray_labels,
+    remind::autostart_enabled,
+    remind::autostart_set,
 ];
 
 pub fn run() {
@@ -102,8 +116,33 @@ pub fn run() {
         let db_path = db_path.clone();
         move || tauri::async_runtime::block_on(store::recovery::open_or_explain(&db_path))
     });
-    tauri::Builder::default()
+    let mut builder = tauri::Builder::default();
+    // One app per user: a second launch shows the first one's window (the way back to a window
+    // closed into the tray). A second profile (`LEASEHOLD_DB`, as the tests use) runs beside it.
+    if std::env::var_os(state::DB_ENV).is_none() {
+        builder = builder.plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            tray::show_window(app);
+        }));
+    }
+    builder
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            None,
+        ))
+        .on_window_event(|window, event| {
+            // With a tray, closing the window leaves the app watching the bills.
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                let keeps_running = window
+                    .try_state::<reminders::ReminderBoard>()
+                    .is_some_and(|board| board.has_tray());
+                if keeps_running {
+                    api.prevent_close();
+                    let _ = window.hide();
+                }
+            }
+        })
         .setup(move |app| {
             let opened = opening
                 .join()
@@ -114,6 +153,8 @@ pub fn run() {
                 Err(failure) => startup.failed(failure),
             }
             app.manage(startup);
+            reminders::start(app.handle());
+            tray::build(app.handle());
             Ok(())
         })
         .invoke_handler(invoke_handler())

@@ -29,6 +29,7 @@ mod ledger;
 mod monitor;
 mod output;
 mod parse;
+mod remind;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
@@ -148,6 +149,9 @@ enum Command {
     },
     /// Watch every GPU live (utilisation, memory, temperature, power) with findings.
     Monitor(Box<monitor::MonitorArgs>),
+    /// Reminders: what is due, and a test message to a webhook.
+    #[command(subcommand)]
+    Remind(remind::RemindCommand),
 }
 
 fn main() -> ExitCode {
@@ -201,5 +205,6 @@ fn main() -> ExitCode {
         Command::InstallScript(args) => install::run_install_script(args),
         Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
         Command::Monitor(args) => monitor::run(args),
+        Command::Remind(command) => remind::run(&cli.db_path(), command),
     }
 }

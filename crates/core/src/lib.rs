@@ -16,12 +16,14 @@ pub mod monitor;
 pub mod paths;
 pub mod probe;
 pub mod redact;
+pub mod remind;
 pub mod settings;
 pub mod shell;
 pub mod ssh;
 pub mod store;
 pub mod target;
 pub mod verify;
+pub mod webhook;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ApiError, Coded};

@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod explain;
 pub mod install;
 pub mod monitor;
+pub mod remind;
 pub mod settings;
 pub mod ssh;
 pub mod store;

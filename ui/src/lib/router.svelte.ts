@@ -6,7 +6,8 @@ export type Route =
   | { name: 'rentals' }
   | { name: 'choose-gpu' }
   | { name: 'new-rental' }
-  | { name: 'instance'; instance: string }
+  /** `intent: 'stop'`: opened from a reminder's Stop now; the page's stop control takes it up. */
+  | { name: 'instance'; instance: string; intent?: 'stop' }
   | { name: 'estimate' }
   | { name: 'settings' }
   /** `justCreated`: straight after New rental, with the choice to connect later. */

@@ -389,3 +389,38 @@ pub async fn forecast(
         budget_at_until: report_until.budget,
     })
 }
+
+/// One instance's whole ledger, for rules that look at how its cost and running time grew
+/// (the reminders: when a budget threshold or the planned hours were crossed).
+#[derive(Debug, Clone)]
+pub struct InstanceHistory {
+    pub id: i64,
+    pub name: String,
+    pub currency: Currency,
+    pub events: Vec<LedgerEvent>,
+    pub budget: Option<Decimal>,
+    pub planned_hours: Option<Decimal>,
+}
+
+/// Every instance's ledger, oldest instance first.
+#[tracing::instrument(skip(store), err)]
+pub async fn histories(store: &Store) -> Result<Vec<InstanceHistory>, BillingError> {
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
+    let mut all = Vec::new();
+    for row in repo::list_instances(&mut conn).await? {
+        let loaded = load_row(&mut conn, row).await?;
+        all.push(InstanceHistory {
+            id: loaded.row.id,
+            name: loaded.row.name,
+            currency: loaded.currency,
+            events: loaded.events,
+            budget: loaded.budget,
+            planned_hours: loaded.planned_hours,
+        });
+    }
+    Ok(all)
+}

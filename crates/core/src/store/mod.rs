@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod ledger;
 pub mod probe_runs;
 pub mod recovery;
+pub mod reminders;
 pub mod ssh_targets;
 
 use std::path::Path;

@@ -61,6 +61,18 @@ export const COMMANDS = [
   'monitor_stop',
   'monitor_history',
   'monitor_busy_hours',
+  'remind_board',
+  'remind_snooze',
+  'remind_dismiss',
+  'remind_rules_load',
+  'remind_rules_save',
+  'webhook_list',
+  'webhook_add',
+  'webhook_remove',
+  'webhook_test',
+  'tray_labels',
+  'autostart_enabled',
+  'autostart_set',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]

@@ -1,0 +1,239 @@
+//! The reminder scheduler: a background task that asks core what is due every
+//! [`TICK`] (and at once after a wake from sleep, a snooze or new rules), records what fired,
+//! and hands it to the sinks: the in-app popup (an event with the open list), desktop
+//! notifications, the saved webhooks and the tray.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use leasehold_core::remind::{self, schedule, Observations, Reminder, ReminderKind};
+use leasehold_core::webhook::{self, saved, WebhookMessage};
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, Emitter, Manager};
+use ts_rs::TS;
+
+use crate::state::AppState;
+use crate::tray;
+
+/// How often the triggers are evaluated; with one-minute GPU samples, a reminder reaches the
+/// popup at most this long plus one sample after its condition holds.
+pub const TICK: Duration = Duration::from_secs(30);
+/// How often the wall clock is looked at: the timer does not run while the laptop sleeps, so a
+/// short step notices a wake soon and ticks at once.
+const STEP: Duration = Duration::from_secs(5);
+/// The event the popup listens to.
+pub const BOARD_EVENT: &str = "reminders";
+
+/// What the popup shows.
+#[derive(Debug, Clone, Default, Serialize, TS)]
+#[ts(export)]
+pub struct Board {
+    pub open: Vec<Reminder>,
+    /// Inside the quiet hours: new reminders wait.
+    pub quiet: bool,
+    /// The last tick; `null` before the first.
+    pub checked_at: Option<DateTime<Utc>>,
+}
+
+/// The tray's words, sent by the UI in its language.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct TrayLabels {
+    pub open: String,
+    pub quit: String,
+    /// "{rate} {currency}/h" pattern for a running instance's line.
+    pub per_hour: String,
+    /// "Total {rate}" pattern.
+    pub total: String,
+    /// Shown when nothing bills.
+    pub nothing_billing: String,
+}
+
+impl Default for TrayLabels {
+    fn default() -> Self {
+        Self {
+            open: "Open Leasehold".into(),
+            quit: "Quit".into(),
+            per_hour: "{rate} {currency}/h".into(),
+            total: "Total {rate}".into(),
+            nothing_billing: "Nothing is billing".into(),
+        }
+    }
+}
+
+/// The scheduler's shared state, managed by Tauri.
+#[derive(Default)]
+pub struct ReminderBoard {
+    // std mutexes: held for a clone or an assignment, never across an await.
+    board: Mutex<Board>,
+    labels: Mutex<TrayLabels>,
+    wake: tokio::sync::Notify,
+    /// The tray icon exists: closing the window hides it instead of quitting.
+    pub tray_ready: AtomicBool,
+}
+
+impl ReminderBoard {
+    pub fn current(&self) -> Board {
+        self.board
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set(&self, board: Board) {
+        *self
+            .board
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = board;
+    }
+
+    /// Drop a reminder from the popup at once (the next tick confirms it).
+    pub fn forget(&self, instance_id: i64, kind: ReminderKind) {
+        let mut board = self
+            .board
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        board
+            .open
+            .retain(|r| !(r.instance_id == instance_id && r.kind == kind));
+    }
+
+    pub fn labels(&self) -> TrayLabels {
+        self.labels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn set_labels(&self, labels: TrayLabels) {
+        *self
+            .labels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = labels;
+    }
+
+    /// Tick now instead of at the next interval.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    pub fn has_tray(&self) -> bool {
+        self.tray_ready.load(Ordering::Relaxed)
+    }
+}
+
+/// Start the scheduler. It waits for the database (the recovery screen may still be showing).
+pub fn start(app: &AppHandle) {
+    app.manage(ReminderBoard::default());
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move { run(app).await });
+}
+
+/// What other modules observed that the triggers use. The GPU samples and the last backups come
+/// from the `monitor` and `backup` modules; until they record them, `gpu_idle` and a backup
+/// found are never reported and `backup_missing` counts every instance as never backed up.
+async fn observations(_state: &AppState) -> Observations {
+    Observations::default()
+}
+
+async fn run(app: AppHandle) {
+    let mut last: Option<DateTime<Utc>> = None;
+    loop {
+        let board = app.state::<ReminderBoard>();
+        if let Some(state) = app.try_state::<AppState>() {
+            let now = state.now();
+            let due = last
+                .is_none_or(|at| now - at >= chrono::Duration::from_std(TICK).unwrap_or_default());
+            if due {
+                if let Some(at) = last {
+                    if now - at > chrono::Duration::from_std(TICK * 3).unwrap_or_default() {
+                        tracing::info!(since = %at, "catching up after a pause (sleep or a busy machine)");
+                    }
+                }
+                last = Some(now);
+                if let Err(err) = tick_once(&app, &state, &board, now).await {
+                    tracing::warn!(%err, "reminder tick failed");
+                }
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(STEP) => {}
+            () = board.wake.notified() => last = None,
+        }
+    }
+}
+
+async fn tick_once(
+    app: &AppHandle,
+    state: &AppState,
+    board: &ReminderBoard,
+    now: DateTime<Utc>,
+) -> Result<(), leasehold_core::ApiError> {
+    let observed = observations(state).await;
+    let (rules, due) = remind::due_in_store(&state.store, &observed, now).await?;
+    let tick = schedule::tick(&state.store, &due, &rules, now, &chrono::Local).await?;
+    board.set(Board {
+        open: tick.open,
+        quiet: tick.quiet,
+        checked_at: Some(now),
+    });
+    if let Err(err) = app.emit(BOARD_EVENT, board.current()) {
+        tracing::warn!(%err, "could not tell the window about reminders");
+    }
+    for reminder in &tick.fired {
+        tracing::info!(instance = %reminder.instance, kind = reminder.kind.as_str(), "reminder fired");
+        notify_desktop(app, reminder);
+    }
+    if !tick.fired.is_empty() {
+        send_webhooks(state.store.clone(), tick.fired, now);
+    }
+    tray::refresh(app, state, board, now).await;
+    Ok(())
+}
+
+/// A desktop notification; where the desktop has no notification service (a bare X server),
+/// the popup is still there, so a failure is only logged.
+fn notify_desktop(app: &AppHandle, reminder: &Reminder) {
+    use tauri_plugin_notification::NotificationExt;
+    let shown = app
+        .notification()
+        .builder()
+        .title(format!("Leasehold · {}", reminder.instance))
+        .body(format!(
+            "{} — {} {}/h",
+            reminder.detail, reminder.burn_rate_per_hour, reminder.currency
+        ))
+        .show();
+    if let Err(err) = shown {
+        tracing::debug!(%err, "no desktop notification service");
+    }
+}
+
+/// Post each fired reminder to every saved webhook, off the scheduler's path (retries can take
+/// seconds).
+fn send_webhooks(store: leasehold_core::store::Store, fired: Vec<Reminder>, now: DateTime<Utc>) {
+    tauri::async_runtime::spawn(async move {
+        let client = match webhook::client() {
+            Ok(client) => client,
+            Err(err) => {
+                tracing::warn!(%err, "no HTTP client for webhooks");
+                return;
+            }
+        };
+        for reminder in &fired {
+            let message = WebhookMessage::from_reminder(reminder);
+            match saved::send_to_all(&client, &store, &message, now).await {
+                Ok(results) => {
+                    for (hook, outcome) in results {
+                        if let Err(err) = outcome {
+                            tracing::warn!(id = hook.id, kind = hook.kind.as_str(), %err, "webhook not delivered");
+                        }
+                    }
+                }
+                Err(err) => tracing::warn!(%err, "could not read the saved webhooks"),
+            }
+        }
+    });
+}

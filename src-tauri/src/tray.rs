@@ -1,0 +1,217 @@
+//! The tray icon: running instances with their burn rate and the total, "Open" and "Quit". The
+//! app keeps running here when its window is closed, so reminders still fire. Where the desktop
+//! has no tray (a bare X server, GNOME without the indicator extension) building it may fail or
+//! show nothing: the app then quits when its window closes, as before.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+use chrono::{DateTime, Utc};
+use leasehold_core::billing::{ledger, InstanceState, InstanceSummary};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Emitter, Manager, Wry};
+
+use crate::reminders::{ReminderBoard, TrayLabels};
+use crate::state::AppState;
+
+const TRAY_ID: &str = "leasehold";
+/// Events the window listens to.
+pub const OPEN_INSTANCE_EVENT: &str = "open-instance";
+pub const QUIT_REQUESTED_EVENT: &str = "quit-requested";
+
+/// Build the tray; a desktop without one only costs a log line.
+pub fn build(app: &AppHandle) {
+    let board = app.state::<ReminderBoard>();
+    let Some(icon) = app.default_window_icon().cloned() else {
+        tracing::warn!("no window icon for the tray");
+        return;
+    };
+    let menu = match menu(app, &board.labels(), &[]) {
+        Ok(menu) => menu,
+        Err(err) => {
+            tracing::warn!(%err, "could not build the tray menu");
+            return;
+        }
+    };
+    // libappindicator panics when the indicator library is missing; a tray is a convenience,
+    // so that must not take the app down.
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        TrayIconBuilder::with_id(TRAY_ID)
+            .icon(icon)
+            .tooltip("Leasehold")
+            .menu(&menu)
+            .on_menu_event(|app, event| on_menu(app, event.id().as_ref()))
+            .build(app)
+    }));
+    match built {
+        Ok(Ok(_)) => board.tray_ready.store(true, Ordering::Relaxed),
+        Ok(Err(err)) => tracing::warn!(%err, "no tray on this desktop"),
+        Err(_) => tracing::warn!("no tray on this desktop (the indicator library is missing)"),
+    }
+}
+
+/// One running instance's line: id and text.
+fn lines(
+    summaries: &[InstanceSummary],
+    labels: &TrayLabels,
+) -> (Vec<(String, String)>, Option<String>) {
+    let billing: Vec<&InstanceSummary> = summaries
+        .iter()
+        .filter(|s| {
+            s.state.is_some_and(|st| st != InstanceState::Released)
+                && s.burn_rate_per_hour > Decimal::ZERO
+        })
+        .collect();
+    let mut totals: BTreeMap<String, Decimal> = BTreeMap::new();
+    let items = billing
+        .iter()
+        .map(|s| {
+            *totals.entry(s.currency.code().to_owned()).or_default() += s.burn_rate_per_hour;
+            let rate = labels
+                .per_hour
+                .replace("{rate}", &s.burn_rate_per_hour.to_string())
+                .replace("{currency}", s.currency.code());
+            (
+                format!("instance:{}", s.name),
+                format!("{} · {rate}", s.name),
+            )
+        })
+        .collect();
+    let total = (!totals.is_empty()).then(|| {
+        let sums: Vec<String> = totals
+            .iter()
+            .map(|(currency, rate)| {
+                labels
+                    .per_hour
+                    .replace("{rate}", &rate.round_dp(2).to_string())
+                    .replace("{currency}", currency)
+            })
+            .collect();
+        labels.total.replace("{rate}", &sums.join(" · "))
+    });
+    (items, total)
+}
+
+fn menu(
+    app: &AppHandle,
+    labels: &TrayLabels,
+    summaries: &[InstanceSummary],
+) -> tauri::Result<Menu<Wry>> {
+    let menu = Menu::new(app)?;
+    let (items, total) = lines(summaries, labels);
+    if items.is_empty() {
+        menu.append(&MenuItem::with_id(
+            app,
+            "nothing",
+            &labels.nothing_billing,
+            false,
+            None::<&str>,
+        )?)?;
+    }
+    for (id, text) in items {
+        menu.append(&MenuItem::with_id(app, id, text, true, None::<&str>)?)?;
+    }
+    if let Some(total) = total {
+        menu.append(&MenuItem::with_id(
+            app,
+            "total",
+            total,
+            false,
+            None::<&str>,
+        )?)?;
+    }
+    menu.append(&PredefinedMenuItem::separator(app)?)?;
+    menu.append(&MenuItem::with_id(
+        app,
+        "open",
+        &labels.open,
+        true,
+        None::<&str>,
+    )?)?;
+    menu.append(&MenuItem::with_id(
+        app,
+        "quit",
+        &labels.quit,
+        true,
+        None::<&str>,
+    )?)?;
+    Ok(menu)
+}
+
+/// Redraw the tray's menu from the ledger at `now`.
+pub async fn refresh(app: &AppHandle, state: &AppState, board: &ReminderBoard, now: DateTime<Utc>) {
+    if !board.has_tray() {
+        return;
+    }
+    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+        return;
+    };
+    let summaries = ledger::list(&state.store, now).await.unwrap_or_default();
+    let labels = board.labels();
+    let (_, total) = lines(&summaries, &labels);
+    match menu(app, &labels, &summaries) {
+        Ok(menu) => {
+            if let Err(err) = tray.set_menu(Some(menu)) {
+                tracing::warn!(%err, "could not update the tray menu");
+            }
+            let _ = tray.set_tooltip(Some(
+                total.unwrap_or_else(|| labels.nothing_billing.clone()),
+            ));
+        }
+        Err(err) => tracing::warn!(%err, "could not build the tray menu"),
+    }
+}
+
+pub fn show_window(app: &AppHandle) {
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.show();
+        let _ = window.unminimize();
+        let _ = window.set_focus();
+    }
+}
+
+#[derive(Clone, Serialize)]
+struct QuitRequest {
+    billing: usize,
+}
+
+fn on_menu(app: &AppHandle, id: &str) {
+    if let Some(name) = id.strip_prefix("instance:") {
+        show_window(app);
+        let _ = app.emit(OPEN_INSTANCE_EVENT, name.to_owned());
+        return;
+    }
+    match id {
+        "open" => show_window(app),
+        "quit" => {
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move { quit_or_ask(&app).await });
+        }
+        _ => {}
+    }
+}
+
+/// Quit at once when nothing bills; otherwise show the window and let it ask.
+async fn quit_or_ask(app: &AppHandle) {
+    let billing = match app.try_state::<AppState>() {
+        None => 0,
+        Some(state) => ledger::list(&state.store, state.now())
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|s| {
+                s.state.is_some_and(|st| st != InstanceState::Released)
+                    && s.burn_rate_per_hour > Decimal::ZERO
+            })
+            .count(),
+    };
+    if billing == 0 {
+        app.exit(0);
+        return;
+    }
+    show_window(app);
+    let _ = app.emit(QUIT_REQUESTED_EVENT, QuitRequest { billing });
+}
