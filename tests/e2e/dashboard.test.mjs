@@ -89,7 +89,10 @@ describe('dashboard', () => {
     assert.match(await s.text('[data-testid="gpu-process"]'), /4242[\s\S]*python train\.py[\s\S]*61200 MiB/)
     assert.match(await s.text('[data-testid="work-tools"]'), /Jupyter[\s\S]*TensorBoard[\s\S]*Ollama[\s\S]*vLLM/)
     assert.equal(loopingSamplers(), 1, 'one nvidia-smi stream serves the whole dashboard')
+    await s.scrollTo('[data-testid="gpu-dashboard"]')
     await screenshot(s, 'en/60-dashboard')
+    await s.scrollTo('[data-testid="live-findings"]')
+    await screenshot(s, 'en/61-dashboard-findings')
   })
 
   it('en: leaving the page stops the stream on the instance', async () => {
@@ -104,6 +107,9 @@ describe('dashboard', () => {
     const finding = await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]')
     assert.match(finding, /只有 GPU 0 在干活/)
     assert.match(await s.text('[data-testid="gpu-dashboard"]'), /GPU 实时监控/)
+    await s.scrollTo('[data-testid="gpu-dashboard"]')
     await screenshot(s, 'zh-CN/60-dashboard')
+    await s.scrollTo('[data-testid="live-findings"]')
+    await screenshot(s, 'zh-CN/61-dashboard-findings')
   })
 })

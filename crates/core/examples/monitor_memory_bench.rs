@@ -80,8 +80,9 @@ fn look(sample: &Sample) -> ProcessList {
     }
 }
 
-/// One simulated hour; returns the PSS after the first minute and at the end.
-async fn simulate(store: &Store, seconds: i64) -> (u64, u64) {
+/// One simulated hour; returns the PSS after the first minute, after ten minutes (when the
+/// findings window is full) and at the end.
+async fn simulate(store: &Store, seconds: i64) -> (u64, u64, u64) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let (minutes_tx, mut minutes_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<history::GpuMinute>>();
@@ -113,6 +114,7 @@ async fn simulate(store: &Store, seconds: i64) -> (u64, u64) {
         let mut aggregator = MinuteAggregator::default();
         let mut samples = 0i64;
         let mut after_minute = 0;
+        let mut after_ten = 0;
         let mut sink = |event: MonitorEvent| {
             if let MonitorEvent::Sample(sample) = &event {
                 let finished = aggregator.push(sample);
@@ -123,16 +125,19 @@ async fn simulate(store: &Store, seconds: i64) -> (u64, u64) {
                 if samples == 60 {
                     after_minute = pss_kib();
                 }
+                if samples == 600 {
+                    after_ten = pss_kib();
+                }
             }
             // What the Tauri channel does with every event.
             let _ = std::hint::black_box(serde_json::to_string(&event));
             ControlFlow::Continue(())
         };
         monitor::consume(rx, &context, &mut sink).await;
-        after_minute
+        (after_minute, after_ten)
     };
-    let ((), after_minute, ()) = tokio::join!(producer, consumer, writer);
-    (after_minute, pss_kib())
+    let ((), (after_minute, after_ten), ()) = tokio::join!(producer, consumer, writer);
+    (after_minute, after_ten, pss_kib())
 }
 
 fn main() {
@@ -163,9 +168,16 @@ fn main() {
         ledger::add_instance(&store, &new, start)
             .await
             .expect("instance");
-        let (after_minute, after_hour) = simulate(&store, 3600).await;
+        let (after_minute, after_ten, after_hour) = simulate(&store, 3600).await;
         println!("app-side PSS after 1 simulated minute: {after_minute} KiB");
+        println!("app-side PSS after 10 simulated minutes (window full): {after_ten} KiB");
         println!("app-side PSS after 1 simulated hour:   {after_hour} KiB");
+        if after_ten > 0 {
+            println!(
+                "ratio hour/ten minutes: {:.3} (flat once the bounded window is full)",
+                after_hour as f64 / after_ten as f64
+            );
+        }
         if after_minute > 0 {
             println!(
                 "ratio hour/minute: {:.3} (goal <= 1.10)",

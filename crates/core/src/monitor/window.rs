@@ -21,6 +21,13 @@ pub struct LiveWindow {
 impl LiveWindow {
     pub fn push_sample(&mut self, sample: Sample) {
         let from = sample.at - TREND;
+        // Only the latest sample's UUIDs are needed (to match processes to GPUs); dropping the
+        // older ones keeps ten minutes of eight GPUs small.
+        if let Some(previous) = self.samples.back_mut() {
+            for gpu in &mut previous.gpus {
+                gpu.uuid = None;
+            }
+        }
         self.samples.push_back(sample);
         while self.samples.len() > MAX_SAMPLES || self.samples.front().is_some_and(|s| s.at < from)
         {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use russh::client::Msg;
-use russh::{Channel, ChannelMsg, Sig};
+use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::SshError;
@@ -30,6 +30,37 @@ pub fn remote_command_line(spec: &CommandSpec) -> String {
     }
 }
 
+/// Closes the channel when the command's future is dropped before the command ended (a stopped
+/// Verify run, a closed dashboard): russh does not close a split channel on drop, so without
+/// this the remote process (a looping `nvidia-smi`) would run on, holding one of sshd's sessions.
+struct CloseOnDrop(Option<ChannelWriteHalf<Msg>>);
+
+impl CloseOnDrop {
+    fn writer(&self) -> &ChannelWriteHalf<Msg> {
+        self.0.as_ref().expect("held until disarmed")
+    }
+
+    /// The command ended by itself: nothing to close.
+    fn disarm(mut self) -> ChannelWriteHalf<Msg> {
+        self.0.take().expect("held until disarmed")
+    }
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(writer) = self.0.take() {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    // OpenSSH delivers the signal; closing makes sshd hang up the process's
+                    // pipes either way.
+                    let _ = writer.signal(Sig::KILL).await;
+                    let _ = writer.close().await;
+                });
+            }
+        }
+    }
+}
+
 /// Run `command` on `channel`, feeding `stdin` (if any) and passing output to `sink` as it comes.
 pub(crate) async fn run_on_channel(
     channel: Channel<Msg>,
@@ -48,6 +79,8 @@ pub(crate) async fn run_on_channel(
         .await
         .map_err(channel_error)?;
     let (mut reader, writer) = channel.split();
+    let guard = CloseOnDrop(Some(writer));
+    let writer = guard.writer();
     let feeder = async {
         match stdin {
             Some(mut input) => {
@@ -108,9 +141,13 @@ pub(crate) async fn run_on_channel(
     })
     .await;
     match outcome {
-        Ok(report) => report,
+        Ok(report) => {
+            guard.disarm();
+            report
+        }
         Err(_) => {
             // Best effort: OpenSSH honours signal requests; closing the channel hangs up anyway.
+            let writer = guard.disarm();
             let _ = writer.signal(Sig::KILL).await;
             let _ = writer.close().await;
             Err(SshError::CommandTimeout(timeout))

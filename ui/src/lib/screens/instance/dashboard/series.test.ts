@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { GpuReading } from '../../../bindings/GpuReading'
-import { addGap, addSample, POINTS, type GpuSeries } from './series'
+import { addGap, addSample, minuteAverages, POINTS, type GpuSeries } from './series'
 
 function gpu(index: number, utilization: number): GpuReading {
   return {
@@ -45,5 +45,21 @@ describe('live GPU series', () => {
     series = addSample(series, { at: at(9), gpus: [gpu(0, 70)] })
     expect(series[0].utilization).toEqual([80, null, 70])
     expect(series[0].x).toHaveLength(3)
+  })
+
+  it('averages the history over the GPUs of each minute, oldest first', () => {
+    const row = (minute: string, gpu: number, utilization: number) => ({
+      minute,
+      gpu_index: gpu,
+      samples: 60,
+      utilization_avg: utilization,
+      utilization_max: utilization,
+      memory_used_max_mib: 1,
+      memory_total_mib: 2,
+      power_avg_w: null,
+    })
+    const got = minuteAverages([row(at(60), 0, 90), row(at(60), 1, 10), row(at(0), 0, 20), row(at(0), 1, 0)])
+    expect(got.utilization).toEqual([10, 50])
+    expect(got.x[0]).toBeLessThan(got.x[1])
   })
 })

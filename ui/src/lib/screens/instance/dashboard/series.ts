@@ -1,6 +1,7 @@
 // The live charts' data: a fixed number of points per GPU, oldest dropped first, so hours of
 // 8 GPUs × 1 s take the same memory as five minutes. A gap is a `null` point, which uPlot draws
 // as a break in the line: no value is ever made up for the time without samples.
+import type { GpuMinute } from '../../../bindings/GpuMinute'
 import type { GpuReading } from '../../../bindings/GpuReading'
 import type { Sample } from '../../../bindings/Sample'
 
@@ -62,4 +63,21 @@ export function addSample(all: GpuSeries[], sample: Sample): GpuSeries[] {
 export function addGap(all: GpuSeries[], at: string): GpuSeries[] {
   const seconds = Date.parse(at) / 1000
   return all.map((series) => ({ ...withPoint(series, seconds, null), latest: series.latest }))
+}
+
+/** The history chart: the average utilisation over all GPUs, minute by minute (oldest first). */
+export function minuteAverages(minutes: GpuMinute[]): { x: number[]; utilization: number[] } {
+  const sums = new Map<number, { total: number; count: number }>()
+  for (const minute of minutes) {
+    const at = Date.parse(minute.minute) / 1000
+    const entry = sums.get(at) ?? { total: 0, count: 0 }
+    entry.total += minute.utilization_avg
+    entry.count += 1
+    sums.set(at, entry)
+  }
+  const x = [...sums.keys()].sort((a, b) => a - b)
+  return { x, utilization: x.map((at) => {
+    const entry = sums.get(at)
+    return entry ? Math.round((entry.total / entry.count) * 10) / 10 : 0
+  }) }
 }
