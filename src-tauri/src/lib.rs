@@ -76,6 +76,13 @@ app_commands![
     verify::verify_history,
     verify::verify_load,
     catalog::earlier_prices,
+    watchdog::watchdog_defaults,
+    watchdog::watchdog_install,
+    watchdog::watchdog_status,
+    watchdog::watchdog_remove,
+    stop::stop_plan,
+    stop::stop_save_api_key,
+    stop::stop_now,
 ];
 
 pub fn run() {

@@ -31,7 +31,9 @@ mod parse;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
+mod stop;
 mod verify;
+mod watchdog;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -145,6 +147,11 @@ enum Command {
         /// A recorded instance name, or a target (user@host:port, or the host).
         instance: String,
     },
+    /// The idle/TTL guard on the instance that powers a forgotten rental off.
+    #[command(subcommand)]
+    Watchdog(watchdog::WatchdogCommand),
+    /// Power a recorded instance off now; records `stopped` once confirmed.
+    Stop(Box<stop::StopArgs>),
 }
 
 fn main() -> ExitCode {
@@ -197,5 +204,7 @@ fn main() -> ExitCode {
         Command::Install(args) => install::run_install(&cli.db_path(), args),
         Command::InstallScript(args) => install::run_install_script(args),
         Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
+        Command::Watchdog(command) => watchdog::run(command),
+        Command::Stop(args) => stop::run(&cli.db_path(), args),
     }
 }

@@ -18,9 +18,11 @@ pub mod redact;
 pub mod settings;
 pub mod shell;
 pub mod ssh;
+pub mod stop;
 pub mod store;
 pub mod target;
 pub mod verify;
+pub mod watchdog;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ApiError, Coded};

@@ -11,5 +11,7 @@ pub mod explain;
 pub mod install;
 pub mod settings;
 pub mod ssh;
+pub mod stop;
 pub mod store;
 pub mod verify;
+pub mod watchdog;

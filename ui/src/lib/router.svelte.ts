@@ -6,7 +6,8 @@ export type Route =
   | { name: 'rentals' }
   | { name: 'choose-gpu' }
   | { name: 'new-rental' }
-  | { name: 'instance'; instance: string }
+  /** `intent: 'stop'`: open "Stop now" at once (from a reminder or the tray). */
+  | { name: 'instance'; instance: string; intent?: 'stop' }
   | { name: 'estimate' }
   | { name: 'settings' }
   /** `justCreated`: straight after New rental, with the choice to connect later. */

@@ -18,6 +18,7 @@ pub mod instance_plans;
 pub mod jobs;
 pub mod ledger;
 pub mod probe_runs;
+pub mod provider_ids;
 pub mod recovery;
 pub mod ssh_targets;
 

@@ -15,8 +15,10 @@ export * from './connect'
 export * from './install'
 export * from './explain'
 export * from './settings'
+export * from './stop'
 export * from './store'
 export * from './verify'
+export * from './watchdog'
 
 export function appInfo(): Promise<AppInfo> {
   return call<AppInfo>('app_info')

@@ -54,6 +54,13 @@ export const COMMANDS = [
   'verify_history',
   'verify_load',
   'earlier_prices',
+  'watchdog_defaults',
+  'watchdog_install',
+  'watchdog_status',
+  'watchdog_remove',
+  'stop_plan',
+  'stop_save_api_key',
+  'stop_now',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
