@@ -501,3 +501,23 @@ fn hostile_settings_reach_the_script_as_literal_text() {
     );
     assert!(!marker.exists(), "nothing in a setting ran");
 }
+
+#[test]
+fn a_deleted_folder_ends_the_watchdog() {
+    let mut rig = Rig::new();
+    rig.run(&WatchdogOptions {
+        idle_seconds: 3600,
+        ..rig.options()
+    });
+    rig.wait_for_decisions("busy", 1, PATIENCE);
+    std::fs::remove_dir_all(rig.path("state")).unwrap();
+    let mut child = rig.child.take().expect("running");
+    let deadline = Instant::now() + PATIENCE;
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "it must end once its folder is gone"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -325,6 +325,8 @@ idle_since=-1 prev_t=-1 idle_for=0 elapsed=0 busy= detail=
 log start "pid $$; idle ${idle_s}s, every ${interval_s}s, grace ${grace_s}s, ttl ${ttl_s}s (0 = none), gpu below ${gpu_below}%, signals ${signals// /,}"
 
 while :; do
+  # Its folder deleted by hand (or with its test host): nothing left to log to or be stopped by.
+  [ -d "$state_dir" ] || exit 0
   t=$SECONDS
   elapsed=$((t - started))
   sample
