@@ -97,6 +97,13 @@ app_commands![
     remind::tray_labels,
     remind::autostart_enabled,
     remind::autostart_set,
+    watchdog::watchdog_defaults,
+    watchdog::watchdog_install,
+    watchdog::watchdog_status,
+    watchdog::watchdog_remove,
+    stop::stop_plan,
+    stop::stop_save_api_key,
+    stop::stop_now,
 ];
 
 pub fn run() {

@@ -33,7 +33,9 @@ mod remind;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
+mod stop;
 mod verify;
+mod watchdog;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -152,6 +154,11 @@ enum Command {
     /// Reminders: what is due, and a test message to a webhook.
     #[command(subcommand)]
     Remind(remind::RemindCommand),
+    /// The idle/TTL guard on the instance that powers a forgotten rental off.
+    #[command(subcommand)]
+    Watchdog(watchdog::WatchdogCommand),
+    /// Power a recorded instance off now; records `stopped` once confirmed.
+    Stop(Box<stop::StopArgs>),
 }
 
 fn main() -> ExitCode {
@@ -206,5 +213,7 @@ fn main() -> ExitCode {
         Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
         Command::Monitor(args) => monitor::run(args),
         Command::Remind(command) => remind::run(&cli.db_path(), command),
+        Command::Watchdog(command) => watchdog::run(command),
+        Command::Stop(args) => stop::run(&cli.db_path(), args),
     }
 }

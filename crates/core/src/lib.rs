@@ -20,10 +20,12 @@ pub mod remind;
 pub mod settings;
 pub mod shell;
 pub mod ssh;
+pub mod stop;
 pub mod store;
 pub mod target;
 pub mod verify;
 pub mod webhook;
+pub mod watchdog;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{ApiError, Coded};

@@ -13,5 +13,7 @@ pub mod monitor;
 pub mod remind;
 pub mod settings;
 pub mod ssh;
+pub mod stop;
 pub mod store;
 pub mod verify;
+pub mod watchdog;

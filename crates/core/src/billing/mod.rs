@@ -19,6 +19,7 @@ pub mod events;
 pub mod ledger;
 pub mod money;
 mod new_instance;
+pub mod power_off;
 pub mod presets;
 pub mod rent_vs_buy;
 pub mod report;
@@ -30,6 +31,7 @@ pub use estimate::{estimate, CostEstimate, EstimateInput, SplitRunComparison, Sp
 pub use events::{EventKind, InstanceState, LedgerEvent};
 pub use money::Currency;
 pub use new_instance::{NewInstance, PowerAction};
+pub use power_off::{PowerOff, StopApi, GENERIC_POWER_OFF};
 pub use presets::{presets, MachineKind, ProviderKey, ProviderPreset};
 pub use rent_vs_buy::{rent_vs_buy, MonthCost, RentVsBuy, RentVsBuyInput};
 pub use report::{

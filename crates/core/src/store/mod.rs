@@ -19,6 +19,7 @@ pub mod instance_plans;
 pub mod jobs;
 pub mod ledger;
 pub mod probe_runs;
+pub mod provider_ids;
 pub mod recovery;
 pub mod reminders;
 pub mod ssh_targets;

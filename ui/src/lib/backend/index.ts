@@ -17,8 +17,10 @@ export * from './monitor'
 export * from './remind'
 export * from './explain'
 export * from './settings'
+export * from './stop'
 export * from './store'
 export * from './verify'
+export * from './watchdog'
 
 export function appInfo(): Promise<AppInfo> {
   return call<AppInfo>('app_info')

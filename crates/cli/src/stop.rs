@@ -1,0 +1,176 @@
+//! `leasehold stop NAME [--ssh "…" | --api] [--json]`: power a recorded instance off now and
+//! record `stopped` once that is confirmed (the instance stops answering SSH, or the provider's
+//! API says it stopped). Without `--ssh` or `--api` it uses the instance's saved SSH target.
+
+use std::path::{Path, PathBuf};
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use leasehold_core::ssh::{ConnectRequest, Secret};
+use leasehold_core::stop::{self, ApiEndpoints, StopReport, StopVia, StopWait};
+use leasehold_core::store::Store;
+
+use crate::output;
+use crate::ssh::{fail_ssh, runtime};
+
+#[derive(clap::Args)]
+pub struct StopArgs {
+    /// The recorded instance (see `leasehold instance add`).
+    name: String,
+    /// The provider's SSH command (default: the instance's saved target).
+    #[arg(long = "ssh", value_name = "COMMAND", conflicts_with = "api")]
+    ssh: Option<String>,
+    /// Stop through the provider's API (RunPod, Vast.ai) instead of SSH.
+    #[arg(long)]
+    api: bool,
+    /// Private key file for SSH (repeatable).
+    #[arg(short = 'i', value_name = "KEY")]
+    identity: Vec<PathBuf>,
+    /// Use only this known_hosts file.
+    #[arg(long, value_name = "FILE")]
+    known_hosts: Option<PathBuf>,
+    /// Trust and record a host key seen for the first time (never a changed one).
+    #[arg(long)]
+    accept_new_host_key: bool,
+    /// Read the login password from this environment variable.
+    #[arg(long, value_name = "VAR")]
+    password_env: Option<String>,
+    /// Run this instead of the provider's power-off command.
+    #[arg(long, value_name = "CMD", conflicts_with = "api")]
+    power_off: Option<String>,
+    /// Seconds to wait for the instance to stop answering SSH.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    wait: u64,
+    /// The provider's id of the instance (saved for next time).
+    #[arg(long, value_name = "ID", requires = "api")]
+    provider_id: Option<String>,
+    /// Read the API key from this environment variable (default: the OS keychain).
+    #[arg(long, value_name = "VAR", requires = "api")]
+    api_key_env: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn secret_from_env(flag: &str, var: Option<&str>) -> Result<Option<Secret>, ExitCode> {
+    match var {
+        None => Ok(None),
+        Some(var) => std::env::var(var)
+            .map(|v| Some(Secret::new(v)))
+            .map_err(|_| {
+                output::bad_input(format!(
+                    "{flag} {var}: that environment variable is not set"
+                ))
+            }),
+    }
+}
+
+pub fn run(db: &Path, args: &StopArgs) -> ExitCode {
+    let password = match secret_from_env("--password-env", args.password_env.as_deref()) {
+        Ok(password) => password,
+        Err(code) => return code,
+    };
+    let key = match secret_from_env("--api-key-env", args.api_key_env.as_deref()) {
+        Ok(key) => key,
+        Err(code) => return code,
+    };
+    runtime().block_on(async {
+        let store = match Store::open(db).await {
+            Ok(store) => store,
+            Err(err) => return output::fail(&err),
+        };
+        let clock = crate::ledger::CLOCK;
+        let code = if args.api {
+            match stop::over_api(
+                &store,
+                &args.name,
+                &ApiEndpoints::from_env(),
+                args.provider_id.as_deref(),
+                key,
+                &clock,
+            )
+            .await
+            {
+                Ok(report) => print(&report, args.json),
+                Err(err) => output::fail(&err),
+            }
+        } else {
+            over_ssh(&store, args, password, &clock).await
+        };
+        store.close().await;
+        code
+    })
+}
+
+async fn over_ssh(
+    store: &Store,
+    args: &StopArgs,
+    password: Option<Secret>,
+    clock: &leasehold_core::SystemClock,
+) -> ExitCode {
+    let mut request = match &args.ssh {
+        Some(command) => ConnectRequest {
+            ssh_command: command.clone(),
+            ..ConnectRequest::default()
+        },
+        None => match stop::saved_request(store, &args.name).await {
+            Ok(request) => request,
+            Err(err) => return output::fail(&err),
+        },
+    };
+    request.identity_files.extend(args.identity.iter().cloned());
+    request.known_hosts.clone_from(&args.known_hosts);
+    request.accept_new_host_key = args.accept_new_host_key;
+    request.password = password;
+    request.connect_timeout = Some(Duration::from_secs(10));
+    let target = match request.connect().await {
+        Ok(target) => target,
+        Err(err) => return fail_ssh(&err),
+    };
+    let answers = stop::answers_for(ConnectRequest {
+        // Confirmation logins must not record a host key for the first time.
+        accept_new_host_key: false,
+        ..request.clone()
+    });
+    let wait = StopWait {
+        limit: Duration::from_secs(args.wait.max(1)),
+        ..StopWait::default()
+    };
+    let outcome = stop::over_ssh(
+        store,
+        &args.name,
+        &target,
+        &answers,
+        args.power_off.as_deref(),
+        wait,
+        clock,
+    )
+    .await;
+    target.disconnect().await;
+    match outcome {
+        Ok(report) => print(&report, args.json),
+        Err(err) => output::fail(&err),
+    }
+}
+
+fn print(report: &StopReport, json: bool) -> ExitCode {
+    if json {
+        return output::print_json(report);
+    }
+    match report.via {
+        StopVia::Ssh => say!(
+            "{} stopped: `{}` ran and it stopped answering SSH after {} s; recorded as stopped at {}",
+            report.instance,
+            report.command.as_deref().unwrap_or(""),
+            report.waited_seconds,
+            report.stopped_at.to_rfc3339()
+        ),
+        StopVia::Api => say!(
+            "{} stopped through the {} API; recorded as stopped at {}",
+            report.instance,
+            report.api.map_or("provider", |a| a.as_str()),
+            report.stopped_at.to_rfc3339()
+        ),
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,353 @@
+//! "Stop now": power a rental off for real, from the instance page, a reminder or the tray, and
+//! record `stopped` in the ledger only once the stop is confirmed.
+//!
+//! Two routes. Over SSH, the provider's power-off command runs on the instance (AutoDL's
+//! `/usr/bin/shutdown`, `runpodctl stop pod` on RunPod, `shutdown -h now` on a VM; see
+//! [`crate::billing::PowerOff`]); it is confirmed when the instance stops answering SSH within a
+//! bounded wait. Through the provider's API ([`api`]: RunPod, Vast.ai), it is confirmed when the
+//! API says so. A command that fails, an instance that keeps answering or an API that refuses
+//! records nothing: the ledger must never say "stopped" while the meter runs.
+
+pub mod api;
+mod error;
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::billing::{ledger, InstanceState, PowerAction, ProviderKey, StopApi};
+use crate::clock::Clock;
+use crate::ssh::{ConnectRequest, Secret};
+use crate::store::Store;
+use crate::target::{CommandSpec, Target, TargetError};
+
+pub use api::{check_provider_id, forget_api_key, save_api_key, stored_api_key, ApiEndpoints};
+pub use error::StopError;
+
+/// How long to wait for the instance to stop answering, and how often to ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopWait {
+    pub limit: Duration,
+    pub every: Duration,
+}
+
+impl Default for StopWait {
+    fn default() -> Self {
+        Self {
+            limit: Duration::from_secs(120),
+            every: Duration::from_secs(3),
+        }
+    }
+}
+
+/// Whether the instance answers a fresh SSH login right now (a new connection each time, so an
+/// open link that has not noticed the power-off yet cannot fake an answer).
+pub type Answers<'a> = &'a (dyn Fn() -> BoxFuture<'static, bool> + Send + Sync);
+
+/// A probe for [`Answers`] from how the instance is reached: connect with a short timeout and
+/// run `true`.
+pub fn answers_for(request: ConnectRequest) -> impl Fn() -> BoxFuture<'static, bool> + Send + Sync {
+    move || {
+        let request = ConnectRequest {
+            connect_timeout: Some(Duration::from_secs(5)),
+            ..request.clone()
+        };
+        Box::pin(async move {
+            let Ok(target) = request.connect().await else {
+                return false;
+            };
+            let answered = target
+                .run(&CommandSpec::new("true").timeout(Duration::from_secs(5)))
+                .await
+                .is_ok_and(|out| out.success());
+            target.disconnect().await;
+            answered
+        })
+    }
+}
+
+/// How the stop went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum StopVia {
+    Ssh,
+    Api,
+}
+
+/// A confirmed stop, recorded in the ledger at `stopped_at`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct StopReport {
+    pub instance: String,
+    pub via: StopVia,
+    /// The command run on the instance (SSH route).
+    pub command: Option<String>,
+    /// The provider API that stopped it (API route).
+    pub api: Option<StopApi>,
+    /// Seconds from the power-off until it was confirmed.
+    #[ts(type = "number")]
+    pub waited_seconds: u64,
+    pub stopped_at: DateTime<Utc>,
+}
+
+/// How "Stop now" would go for an instance, before the user confirms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct StopPlan {
+    pub instance: String,
+    pub provider: Option<ProviderKey>,
+    /// The preset's power-off command; `null` when powering off from inside does not stop the
+    /// billing.
+    pub command: Option<String>,
+    pub api: Option<StopApi>,
+    /// The provider's id of the instance, when saved (the API needs it).
+    pub provider_id: Option<String>,
+    /// An API key for `api` is in the keychain.
+    pub api_key_saved: bool,
+}
+
+/// The ledger's provider of `name`, refusing an instance that is not running.
+async fn running_provider(
+    store: &Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<ProviderKey>, StopError> {
+    let detail = ledger::show(store, name, now).await?;
+    match detail.summary.state {
+        Some(InstanceState::Created | InstanceState::Running | InstanceState::NoGpu) => {}
+        state => {
+            return Err(StopError::NotRunning {
+                name: name.to_owned(),
+                state: state.map_or("unknown", InstanceState::as_str),
+            })
+        }
+    }
+    Ok(ProviderKey::parse(&detail.summary.provider).ok())
+}
+
+/// What "Stop now" would do for `name`.
+pub async fn plan(store: &Store, name: &str, now: DateTime<Utc>) -> Result<StopPlan, StopError> {
+    let detail = ledger::show(store, name, now).await?;
+    let provider = ProviderKey::parse(&detail.summary.provider).ok();
+    let power_off = provider.map(ProviderKey::power_off);
+    let api = power_off.as_ref().and_then(|p| p.api);
+    Ok(StopPlan {
+        instance: name.to_owned(),
+        provider,
+        command: match &power_off {
+            Some(p) => p.command.clone(),
+            None => Some(crate::billing::GENERIC_POWER_OFF.to_owned()),
+        },
+        api,
+        provider_id: provider_id(store, name).await?,
+        api_key_saved: api.is_some_and(|a| stored_api_key(a).is_some()),
+    })
+}
+
+/// How the instance's saved SSH target is reached again (the keychain supplies any secret).
+pub async fn saved_request(store: &Store, name: &str) -> Result<ConnectRequest, StopError> {
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
+    let saved = crate::connect::load_target(&mut conn, name)
+        .await
+        .map_err(|err| StopError::NoSavedTarget {
+            name: name.to_owned(),
+            detail: err.to_string(),
+        })?
+        .ok_or_else(|| StopError::NoSavedTarget {
+            name: name.to_owned(),
+            detail: "nothing saved".to_owned(),
+        })?;
+    Ok(ConnectRequest {
+        ssh_command: saved.ssh_command.clone(),
+        identity_files: match &saved.auth {
+            crate::connect::AuthChoice::Key { path } => vec![std::path::PathBuf::from(path)],
+            _ => Vec::new(),
+        },
+        ..ConnectRequest::default()
+    })
+}
+
+/// The provider's id saved for `name`.
+pub async fn provider_id(store: &Store, name: &str) -> Result<Option<String>, StopError> {
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
+    let Some(row) = crate::store::ledger::find_instance(&mut conn, name).await? else {
+        return Err(StopError::Billing(
+            crate::billing::BillingError::UnknownInstance {
+                name: name.to_owned(),
+            },
+        ));
+    };
+    Ok(crate::store::provider_ids::find(&mut conn, row.id).await?)
+}
+
+/// Save the provider's id of `name` (checked for the provider's API).
+pub async fn save_provider_id(
+    store: &Store,
+    name: &str,
+    api: StopApi,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<String, StopError> {
+    let id = check_provider_id(api, id)?;
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
+    let Some(row) = crate::store::ledger::find_instance(&mut conn, name).await? else {
+        return Err(StopError::Billing(
+            crate::billing::BillingError::UnknownInstance {
+                name: name.to_owned(),
+            },
+        ));
+    };
+    crate::store::provider_ids::upsert(&mut conn, row.id, &id, now).await?;
+    Ok(id)
+}
+
+/// Time the confirmation waits before the first look: a power-off takes a moment to bite.
+const FIRST_LOOK_AFTER: Duration = Duration::from_millis(500);
+
+/// Run the power-off command on the instance, wait until it stops answering SSH, then record
+/// `stopped`. `command` overrides the provider's.
+#[allow(clippy::too_many_arguments)]
+#[tracing::instrument(skip(store, target, answers, clock), err, fields(target = %target.describe()))]
+pub async fn over_ssh(
+    store: &Store,
+    name: &str,
+    target: &dyn Target,
+    answers: Answers<'_>,
+    command: Option<&str>,
+    wait: StopWait,
+    clock: &dyn Clock,
+) -> Result<StopReport, StopError> {
+    let provider = running_provider(store, name, clock.now()).await?;
+    let command = match command.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(command) => command.to_owned(),
+        None => match provider {
+            Some(p) => p.power_off().command.ok_or(StopError::NoPowerOffCommand {
+                provider: p.preset().display_name,
+            })?,
+            None => crate::billing::GENERIC_POWER_OFF.to_owned(),
+        },
+    };
+    let started = Instant::now();
+    run_power_off(target, &command).await?;
+    tokio::time::sleep(FIRST_LOOK_AFTER).await;
+    confirm_down(answers, wait, started).await?;
+    let stopped_at = clock.now();
+    ledger::record(store, name, PowerAction::Stop, stopped_at).await?;
+    Ok(StopReport {
+        instance: name.to_owned(),
+        via: StopVia::Ssh,
+        command: Some(command),
+        api: None,
+        waited_seconds: started.elapsed().as_secs(),
+        stopped_at,
+    })
+}
+
+/// Stop `name` through its provider's API, then record `stopped`. `provider_id` overrides (and
+/// replaces) the saved id; `key` overrides the keychain's.
+#[tracing::instrument(skip(store, endpoints, key, clock), err)]
+pub async fn over_api(
+    store: &Store,
+    name: &str,
+    endpoints: &ApiEndpoints,
+    provider_id: Option<&str>,
+    key: Option<Secret>,
+    clock: &dyn Clock,
+) -> Result<StopReport, StopError> {
+    let provider = running_provider(store, name, clock.now()).await?;
+    let api = provider
+        .and_then(|p| p.power_off().api)
+        .ok_or_else(|| StopError::NoApi {
+            provider: provider
+                .map_or_else(|| "this provider".to_owned(), |p| p.preset().display_name),
+        })?;
+    let id = match provider_id {
+        Some(id) => save_provider_id(store, name, api, id, clock.now()).await?,
+        None => self::provider_id(store, name)
+            .await?
+            .ok_or_else(|| StopError::NoProviderId {
+                name: name.to_owned(),
+                api: api.as_str(),
+            })?,
+    };
+    let key = key
+        .or_else(|| stored_api_key(api))
+        .ok_or(StopError::NoApiKey { api: api.as_str() })?;
+    let started = Instant::now();
+    api::stop(endpoints, api, &id, &key).await?;
+    let stopped_at = clock.now();
+    ledger::record(store, name, PowerAction::Stop, stopped_at).await?;
+    Ok(StopReport {
+        instance: name.to_owned(),
+        via: StopVia::Api,
+        command: None,
+        api: Some(api),
+        waited_seconds: started.elapsed().as_secs(),
+        stopped_at,
+    })
+}
+
+/// Run the command; a link that drops or a channel that never reports an exit is what a machine
+/// going down looks like, so only a reported non-zero exit counts as failure.
+async fn run_power_off(target: &dyn Target, command: &str) -> Result<(), StopError> {
+    let spec = CommandSpec::new(format!("sh -c {}", crate::shell::quote(command)))
+        .timeout(Duration::from_secs(20));
+    match target.run(&spec).await {
+        Ok(out) => match out.exit_status {
+            Some(0) | None => Ok(()),
+            Some(exit) => Err(StopError::PowerOffFailed {
+                exit,
+                detail: format!("{}{}", out.stderr_text().trim(), out.stdout_text().trim())
+                    .chars()
+                    .take(300)
+                    .collect(),
+            }),
+        },
+        Err(TargetError::Spawn(detail)) => Err(StopError::Target(TargetError::Spawn(detail))),
+        Err(err) => {
+            tracing::info!(%err, "the link went while powering off; confirming");
+            Ok(())
+        }
+    }
+}
+
+/// Down once two looks in a row get no answer; `NotConfirmed` past `wait.limit`.
+async fn confirm_down(
+    answers: Answers<'_>,
+    wait: StopWait,
+    started: Instant,
+) -> Result<(), StopError> {
+    let mut silent = 0;
+    loop {
+        if answers().await {
+            silent = 0;
+        } else {
+            silent += 1;
+            if silent >= 2 {
+                return Ok(());
+            }
+        }
+        if started.elapsed() >= wait.limit {
+            return Err(StopError::NotConfirmed {
+                seconds: started.elapsed().as_secs(),
+            });
+        }
+        tokio::time::sleep(wait.every).await;
+    }
+}
