@@ -76,6 +76,12 @@ app_commands![
     verify::verify_history,
     verify::verify_load,
     catalog::earlier_prices,
+    team::team_link,
+    team::team_connect,
+    team::team_sync,
+    team::team_status,
+    team::team_conflicts,
+    team::team_disconnect,
 ];
 
 pub fn run() {

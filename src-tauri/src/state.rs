@@ -110,11 +110,9 @@ impl Startup {
     /// store is one.
     pub fn opened(&self, app: &tauri::AppHandle, store: Store, read_only_copy: Option<PathBuf>) {
         use tauri::Manager;
-        app.manage(AppState::new(
-            store,
-            self.db_path.clone(),
-            self.log_dir.clone(),
-        ));
+        let state = AppState::new(store, self.db_path.clone(), self.log_dir.clone());
+        crate::commands::team::start_background_sync(&state);
+        app.manage(state);
         let mut status = self.lock();
         status.failure = None;
         status.read_only_copy = read_only_copy.map(|p| p.display().to_string());

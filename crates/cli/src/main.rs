@@ -31,6 +31,7 @@ mod parse;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
+mod team;
 mod verify;
 
 use std::path::PathBuf;
@@ -145,6 +146,9 @@ enum Command {
         /// A recorded instance name, or a target (user@host:port, or the host).
         instance: String,
     },
+    /// Share the ledger with a team through PostgreSQL (connect, sync, status, disconnect).
+    #[command(subcommand)]
+    Team(team::TeamCommand),
 }
 
 fn main() -> ExitCode {
@@ -197,5 +201,6 @@ fn main() -> ExitCode {
         Command::Install(args) => install::run_install(&cli.db_path(), args),
         Command::InstallScript(args) => install::run_install_script(args),
         Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
+        Command::Team(command) => team::run(&cli.db_path(), command),
     }
 }

@@ -20,6 +20,7 @@ pub mod shell;
 pub mod ssh;
 pub mod store;
 pub mod target;
+pub mod team;
 pub mod verify;
 
 pub use clock::{Clock, FixedClock, SystemClock};

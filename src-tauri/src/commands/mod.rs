@@ -12,4 +12,5 @@ pub mod install;
 pub mod settings;
 pub mod ssh;
 pub mod store;
+pub mod team;
 pub mod verify;

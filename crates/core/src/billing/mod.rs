@@ -18,11 +18,11 @@ pub mod estimate;
 pub mod events;
 pub mod ledger;
 pub mod money;
-mod new_instance;
+pub(crate) mod new_instance;
 pub mod presets;
 pub mod rent_vs_buy;
 pub mod report;
-mod rows;
+pub(crate) mod rows;
 pub mod rules;
 
 pub use error::BillingError;

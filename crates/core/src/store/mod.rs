@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod probe_runs;
 pub mod recovery;
 pub mod ssh_targets;
+pub mod team;
 
 use std::path::Path;
 use std::str::FromStr;

@@ -16,6 +16,7 @@ export * from './install'
 export * from './explain'
 export * from './settings'
 export * from './store'
+export * from './team'
 export * from './verify'
 
 export function appInfo(): Promise<AppInfo> {

@@ -54,6 +54,12 @@ export const COMMANDS = [
   'verify_history',
   'verify_load',
   'earlier_prices',
+  'team_link',
+  'team_connect',
+  'team_sync',
+  'team_status',
+  'team_conflicts',
+  'team_disconnect',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
