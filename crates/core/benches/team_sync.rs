@@ -179,17 +179,18 @@ fn main() {
         for i in 0..5 {
             let name = format!("gpu-{i}");
             let at = now + chrono::Duration::minutes(i);
-            ledger::record(&alice, &name, PowerAction::Start, at)
+            // Each generated instance ends running: stop it, then start it again.
+            ledger::record(&alice, &name, PowerAction::Stop, at)
                 .await
-                .expect("start");
+                .expect("stop");
             ledger::record(
                 &alice,
                 &name,
-                PowerAction::Stop,
+                PowerAction::Start,
                 at + chrono::Duration::seconds(30),
             )
             .await
-            .expect("stop");
+            .expect("start");
         }
         proxy.reset_round_trips();
         let started = Instant::now();
