@@ -235,23 +235,41 @@ pub struct Settled {
     pub refused: Vec<(usize, BillingError)>,
 }
 
-/// Replay `events` (in canonical order), keeping what the state machine accepts.
-pub fn settle(events: Vec<LedgerEvent>) -> Settled {
+/// Whether two members' valid logs can produce this refusal when merged (a second release, a
+/// start of a running instance, an event before a creation seen through a skewed clock), as
+/// opposed to a stored value this version refuses outright (invalid rules, an overflow).
+fn is_merge_conflict(err: &BillingError) -> bool {
+    matches!(
+        err,
+        BillingError::InvalidTransition { .. }
+            | BillingError::AfterRelease { .. }
+            | BillingError::NoGpuUnavailable
+            | BillingError::NotCreated { .. }
+            | BillingError::BeforeCreation { .. }
+    )
+}
+
+/// Replay `events` (in canonical order), keeping what the state machine accepts. A stored value
+/// refused for itself (invalid rules, an amount out of range) fails the whole ledger as before.
+pub fn settle(events: Vec<LedgerEvent>) -> Result<Settled, BillingError> {
     let mut refused = Vec::new();
     {
         let mut replay = Replay::new();
         for (index, event) in events.iter().enumerate() {
             // `apply` checks before it changes anything, so a refused event leaves no trace.
             if let Err(err) = replay.apply(event) {
+                if !is_merge_conflict(&err) {
+                    return Err(err);
+                }
                 refused.push((index, err));
             }
         }
     }
     if refused.is_empty() {
-        return Settled {
+        return Ok(Settled {
             accepted: events,
             refused,
-        };
+        });
     }
     let mut skip = refused.iter().map(|(index, _)| *index).peekable();
     let accepted = events
@@ -266,7 +284,7 @@ pub fn settle(events: Vec<LedgerEvent>) -> Settled {
             }
         })
         .collect();
-    Settled { accepted, refused }
+    Ok(Settled { accepted, refused })
 }
 
 #[cfg(test)]
@@ -288,7 +306,7 @@ mod settle_tests {
             LedgerEvent::new(at(3), EventKind::Released),
             LedgerEvent::new(at(4), EventKind::Released),
         ];
-        let settled = settle(events);
+        let settled = settle(events).unwrap();
         assert_eq!(settled.accepted.len(), 3, "the first release stands");
         assert_eq!(settled.refused.len(), 1, "the second release is reported");
         assert_eq!(settled.refused[0].0, 3, "by its position in the merged log");
@@ -302,7 +320,7 @@ mod settle_tests {
             LedgerEvent::new(at(2), EventKind::Started),
             LedgerEvent::new(at(3), EventKind::Stopped),
         ];
-        let settled = settle(events.clone());
+        let settled = settle(events.clone()).unwrap();
         assert_eq!(settled.accepted, events);
         assert!(settled.refused.is_empty());
     }

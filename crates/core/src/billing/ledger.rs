@@ -45,7 +45,7 @@ async fn load_row(conn: &mut SqliteConnection, row: InstanceRow) -> Result<Loade
     let event_rows = repo::events_for(&mut *conn, row.id).await?;
     // A merged team log may hold events the state machine refuses (two releases); the bill is
     // computed from the rest, the same way on every laptop, and `team` reports the refused ones.
-    let events = super::events::settle(rows::events_from_rows(&rules, &event_rows)?).accepted;
+    let events = super::events::settle(rows::events_from_rows(&rules, &event_rows)?)?.accepted;
     let budget = repo::budget_for(&mut *conn, row.id)
         .await?
         .map(|b| rows::decimal("budget", &b))

@@ -54,7 +54,7 @@ async fn refused_in(
     let event_rows = ledger_repo::events_for(&mut *conn, instance.id).await?;
     let origins = repo::event_origins(&mut *conn, instance.id).await?;
     let events = rows::events_from_rows(&rules, &event_rows)?;
-    let settled = settle(events);
+    let settled = settle(events)?;
     Ok(settled
         .refused
         .into_iter()

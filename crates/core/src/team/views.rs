@@ -120,7 +120,7 @@ pub async fn instances(store: &Store, now: DateTime<Utc>) -> Result<Vec<TeamInst
     for row in ledger_repo::list_instances(&mut conn).await? {
         let rules = ledger_repo::rules_for(&mut conn, row.id).await?;
         let event_rows = ledger_repo::events_for(&mut conn, row.id).await?;
-        let events = settle(rows::events_from_rows(&rules, &event_rows)?).accepted;
+        let events = settle(rows::events_from_rows(&rules, &event_rows)?)?.accepted;
         let at_now = engine::compute(&events, now)?;
         let at_start = engine::compute(&events, since)?;
         let total = at_now.total()?;
