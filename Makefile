@@ -12,7 +12,8 @@ export PATH := $(TOOLS)/bin:$(PATH)
 APT_PACKAGES := build-essential pkg-config libssl-dev libsqlite3-dev libwebkit2gtk-4.1-dev \
 	libayatana-appindicator3-dev librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver \
 	openssh-server openssh-client sshpass iproute2 x11-utils imagemagick fonts-noto-cjk \
-	python3 procps curl locales dbus gnome-keyring
+	python3 procps curl locales dbus gnome-keyring \
+	postgresql
 
 APP_BIN := target/debug/leasehold-app
 CLI_BIN := target/debug/leasehold

@@ -104,6 +104,12 @@ app_commands![
     stop::stop_plan,
     stop::stop_save_api_key,
     stop::stop_now,
+    team::team_link,
+    team::team_connect,
+    team::team_sync,
+    team::team_status,
+    team::team_conflicts,
+    team::team_disconnect,
 ];
 
 pub fn run() {

@@ -113,11 +113,9 @@ impl Startup {
     /// store is one.
     pub fn opened(&self, app: &tauri::AppHandle, store: Store, read_only_copy: Option<PathBuf>) {
         use tauri::Manager;
-        app.manage(AppState::new(
-            store,
-            self.db_path.clone(),
-            self.log_dir.clone(),
-        ));
+        let state = AppState::new(store, self.db_path.clone(), self.log_dir.clone());
+        crate::commands::team::start_background_sync(&state);
+        app.manage(state);
         self.background_sampler
             .call_once(|| crate::commands::monitor::spawn_background_sampler(app.clone()));
         let mut status = self.lock();

@@ -34,6 +34,7 @@ mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
 mod stop;
+mod team;
 mod verify;
 mod watchdog;
 
@@ -159,6 +160,9 @@ enum Command {
     Watchdog(watchdog::WatchdogCommand),
     /// Power a recorded instance off now; records `stopped` once confirmed.
     Stop(Box<stop::StopArgs>),
+    /// Share the ledger with a team through PostgreSQL (connect, sync, status, disconnect).
+    #[command(subcommand)]
+    Team(team::TeamCommand),
 }
 
 fn main() -> ExitCode {
@@ -215,5 +219,6 @@ fn main() -> ExitCode {
         Command::Remind(command) => remind::run(&cli.db_path(), command),
         Command::Watchdog(command) => watchdog::run(command),
         Command::Stop(args) => stop::run(&cli.db_path(), args),
+        Command::Team(command) => team::run(&cli.db_path(), command),
     }
 }

@@ -23,6 +23,7 @@ pub mod ssh;
 pub mod stop;
 pub mod store;
 pub mod target;
+pub mod team;
 pub mod verify;
 pub mod webhook;
 pub mod watchdog;

@@ -11,8 +11,10 @@
 pub mod delay_link;
 pub mod hostile_sftp;
 pub mod netns;
+pub mod postgres;
 mod process;
 pub mod secret_service;
+pub mod tcp_proxy;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};

@@ -15,5 +15,6 @@ pub mod settings;
 pub mod ssh;
 pub mod stop;
 pub mod store;
+pub mod team;
 pub mod verify;
 pub mod watchdog;

@@ -10,6 +10,7 @@ export type Route =
   | { name: 'instance'; instance: string; intent?: 'stop' }
   | { name: 'estimate' }
   | { name: 'settings' }
+  | { name: 'team' }
   /** `justCreated`: straight after New rental, with the choice to connect later. */
   | { name: 'connect'; instance: string; justCreated?: boolean }
   | { name: 'verify'; instance: string }
@@ -17,7 +18,7 @@ export type Route =
   /** `job`: follow this job's log instead of choosing a recipe. */
   | { name: 'install'; instance: string; job?: string }
 
-export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings'
+export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings' | 'team'
 
 export class Router {
   route = $state<Route>({ name: 'rentals' })

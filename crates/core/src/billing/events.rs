@@ -219,3 +219,109 @@ impl Default for Replay<'_> {
         Self::new()
     }
 }
+
+/// A ledger split into the events the bill is computed from and those the state machine refuses.
+///
+/// One laptop never stores a refused event (`record` checks first), but a team's merged log can
+/// hold two that were each valid where they were recorded: two members who both released the
+/// instance, or both started it, while offline. The merged log is replayed in one canonical order
+/// on every laptop (time, then member, then the recording laptop's own order), the refused events
+/// are left out of the bill the same way everywhere, and [`Settled::refused`] says which they
+/// were so the user is shown them; none is dropped from the ledger.
+#[derive(Debug)]
+pub struct Settled {
+    pub accepted: Vec<LedgerEvent>,
+    /// Position in the replayed list and why the replay refused it.
+    pub refused: Vec<(usize, BillingError)>,
+}
+
+/// Whether two members' valid logs can produce this refusal when merged (a second release, a
+/// start of a running instance, an event before a creation seen through a skewed clock), as
+/// opposed to a stored value this version refuses outright (invalid rules, an overflow).
+fn is_merge_conflict(err: &BillingError) -> bool {
+    matches!(
+        err,
+        BillingError::InvalidTransition { .. }
+            | BillingError::AfterRelease { .. }
+            | BillingError::NoGpuUnavailable
+            | BillingError::NotCreated { .. }
+            | BillingError::BeforeCreation { .. }
+    )
+}
+
+/// Replay `events` (in canonical order), keeping what the state machine accepts. A stored value
+/// refused for itself (invalid rules, an amount out of range) fails the whole ledger as before.
+pub fn settle(events: Vec<LedgerEvent>) -> Result<Settled, BillingError> {
+    let mut refused = Vec::new();
+    {
+        let mut replay = Replay::new();
+        for (index, event) in events.iter().enumerate() {
+            // `apply` checks before it changes anything, so a refused event leaves no trace.
+            if let Err(err) = replay.apply(event) {
+                if !is_merge_conflict(&err) {
+                    return Err(err);
+                }
+                refused.push((index, err));
+            }
+        }
+    }
+    if refused.is_empty() {
+        return Ok(Settled {
+            accepted: events,
+            refused,
+        });
+    }
+    let mut skip = refused.iter().map(|(index, _)| *index).peekable();
+    let accepted = events
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, event)| {
+            if skip.peek() == Some(&index) {
+                skip.next();
+                None
+            } else {
+                Some(event)
+            }
+        })
+        .collect();
+    Ok(Settled { accepted, refused })
+}
+
+#[cfg(test)]
+mod settle_tests {
+    use super::*;
+    use crate::billing::rules::BillingRules;
+    use chrono::TimeZone;
+
+    fn at(hour: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 1, hour, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn a_second_release_is_refused_and_the_rest_is_kept() {
+        let rules = BillingRules::simple(rust_decimal::Decimal::ONE, 1);
+        let events = vec![
+            LedgerEvent::new(at(1), EventKind::Created(Box::new(rules))),
+            LedgerEvent::new(at(2), EventKind::Started),
+            LedgerEvent::new(at(3), EventKind::Released),
+            LedgerEvent::new(at(4), EventKind::Released),
+        ];
+        let settled = settle(events).unwrap();
+        assert_eq!(settled.accepted.len(), 3, "the first release stands");
+        assert_eq!(settled.refused.len(), 1, "the second release is reported");
+        assert_eq!(settled.refused[0].0, 3, "by its position in the merged log");
+    }
+
+    #[test]
+    fn a_valid_log_is_accepted_whole() {
+        let rules = BillingRules::simple(rust_decimal::Decimal::ONE, 1);
+        let events = vec![
+            LedgerEvent::new(at(1), EventKind::Created(Box::new(rules))),
+            LedgerEvent::new(at(2), EventKind::Started),
+            LedgerEvent::new(at(3), EventKind::Stopped),
+        ];
+        let settled = settle(events.clone()).unwrap();
+        assert_eq!(settled.accepted, events);
+        assert!(settled.refused.is_empty());
+    }
+}

@@ -43,7 +43,9 @@ async fn load(conn: &mut SqliteConnection, name: &str) -> Result<Loaded, Billing
 async fn load_row(conn: &mut SqliteConnection, row: InstanceRow) -> Result<Loaded, BillingError> {
     let rules = repo::rules_for(&mut *conn, row.id).await?;
     let event_rows = repo::events_for(&mut *conn, row.id).await?;
-    let events = rows::events_from_rows(&rules, &event_rows)?;
+    // A merged team log may hold events the state machine refuses (two releases); the bill is
+    // computed from the rest, the same way on every laptop, and `team` reports the refused ones.
+    let events = super::events::settle(rows::events_from_rows(&rules, &event_rows)?)?.accepted;
     let budget = repo::budget_for(&mut *conn, row.id)
         .await?
         .map(|b| rows::decimal("budget", &b))

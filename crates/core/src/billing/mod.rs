@@ -18,12 +18,12 @@ pub mod estimate;
 pub mod events;
 pub mod ledger;
 pub mod money;
-mod new_instance;
+pub(crate) mod new_instance;
 pub mod power_off;
 pub mod presets;
 pub mod rent_vs_buy;
 pub mod report;
-mod rows;
+pub(crate) mod rows;
 pub mod rules;
 
 pub use error::BillingError;

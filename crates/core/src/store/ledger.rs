@@ -168,13 +168,17 @@ pub async fn insert_event(
     Ok(id)
 }
 
-/// The event log in the order it was written (which the writers keep in time order).
+/// The event log in the order every laptop replays it: by time, then by the member who recorded
+/// it, then in the recording laptop's own order (the uid as a last resort). On one laptop this is
+/// the order the events were written in (writers keep time order, and `at` is RFC 3339 UTC text
+/// from one encoder, which sorts by time); after a team merge it is the same on every laptop.
 pub async fn events_for(
     conn: &mut SqliteConnection,
     instance_id: i64,
 ) -> Result<Vec<EventRow>, StoreError> {
     Ok(sqlx::query_as::<_, EventRow>(
-        "SELECT * FROM ledger_events WHERE instance_id = ? ORDER BY id",
+        "SELECT * FROM ledger_events WHERE instance_id = ?
+         ORDER BY at, coalesce(recorded_by, ''), coalesce(origin_seq, id), uid",
     )
     .bind(instance_id)
     .fetch_all(conn)

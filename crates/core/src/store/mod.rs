@@ -23,6 +23,7 @@ pub mod provider_ids;
 pub mod recovery;
 pub mod reminders;
 pub mod ssh_targets;
+pub mod team;
 
 use std::path::Path;
 use std::str::FromStr;

@@ -19,6 +19,7 @@ export * from './explain'
 export * from './settings'
 export * from './stop'
 export * from './store'
+export * from './team'
 export * from './verify'
 export * from './watchdog'
 

@@ -1,0 +1,238 @@
+//! `leasehold team …`: share this laptop's ledger with a team through PostgreSQL.
+//!
+//! The password comes from `--password-env VAR` once (then the OS keychain keeps it), or, like
+//! any PostgreSQL client, from `PGPASSWORD` / `~/.pgpass`. Any failure to reach or log in to the
+//! server exits 1 with the local ledger untouched.
+
+use std::future::Future;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use leasehold_core::ssh::Secret;
+use leasehold_core::store::Store;
+use leasehold_core::team::{self, ConnectRequest, TeamError, TeamLink};
+use leasehold_core::Clock;
+
+use crate::ledger::CLOCK;
+use crate::output;
+
+#[derive(Subcommand)]
+pub enum TeamCommand {
+    /// Link this database to a team's PostgreSQL database (creating the team when new).
+    Connect(ConnectArgs),
+    /// Push what this laptop recorded, pull what the others did, list the conflicts.
+    Sync {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Members, running instances with their burn rate, month-to-date spend, budgets.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set the team's monthly budget in one currency (warnings at 50, 80 and 100 %).
+    Budget {
+        /// The amount per month.
+        amount: String,
+        #[arg(long)]
+        currency: String,
+    },
+    /// Unlink this database and forget the kept password; the ledger stays.
+    Disconnect {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct ConnectArgs {
+    /// postgres://USER@HOST:PORT/DATABASE
+    #[arg(long)]
+    url: String,
+    /// Your name in the team.
+    #[arg(long)]
+    member: String,
+    /// The team's name.
+    #[arg(long)]
+    team: String,
+    /// Read the password from this environment variable (then kept in the keychain).
+    #[arg(long, value_name = "VAR")]
+    password_env: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn run_async<T>(work: impl Future<Output = Result<T, TeamError>>) -> Result<T, ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| {
+            eprintln!("error: could not start the async runtime: {err}");
+            ExitCode::from(output::EXIT_FAILURE)
+        })?;
+    runtime.block_on(work).map_err(|err| output::fail(&err))
+}
+
+async fn open(path: &Path) -> Result<Store, TeamError> {
+    Ok(Store::open(path).await?)
+}
+
+/// Open a database that must exist already (syncing a database that was never created would
+/// create an empty one, and a mistyped `--db` would leave it behind).
+async fn open_linked_db(path: &Path) -> Result<Store, TeamError> {
+    if !path.exists() {
+        return Err(TeamError::NotConnected);
+    }
+    open(path).await
+}
+
+fn print_link(link: &TeamLink, json: bool) -> ExitCode {
+    if json {
+        return output::print_json(link);
+    }
+    say!(
+        "connected to team {} as {} ({})",
+        link.team,
+        link.member,
+        link.url
+    );
+    if !link.password_in_keychain {
+        say!("the password is not in the keychain: later syncs read PGPASSWORD or ~/.pgpass");
+    }
+    ExitCode::SUCCESS
+}
+
+pub fn run(db: &Path, command: &TeamCommand) -> ExitCode {
+    let outcome = match command {
+        TeamCommand::Connect(args) => connect(db, args),
+        TeamCommand::Sync { json } => sync(db, *json),
+        TeamCommand::Status { json } => status(db, *json),
+        TeamCommand::Budget { amount, currency } => budget(db, amount, currency),
+        TeamCommand::Disconnect { json } => disconnect(db, *json),
+    };
+    outcome.unwrap_or_else(|code| code)
+}
+
+fn connect(db: &Path, args: &ConnectArgs) -> Result<ExitCode, ExitCode> {
+    let password = match &args.password_env {
+        None => None,
+        Some(var) => match std::env::var(var) {
+            Ok(value) => Some(Secret::new(value)),
+            Err(_) => {
+                return Err(output::fail(&TeamError::PasswordEnvMissing {
+                    var: var.clone(),
+                }));
+            }
+        },
+    };
+    let request = ConnectRequest {
+        url: args.url.clone(),
+        member: args.member.clone(),
+        team: args.team.clone(),
+        password,
+    };
+    let link = run_async(async {
+        let store = open(db).await?;
+        let linked = team::connect(&store, request, CLOCK.now()).await;
+        store.close().await;
+        linked
+    })?;
+    Ok(print_link(&link, args.json))
+}
+
+fn sync(db: &Path, json: bool) -> Result<ExitCode, ExitCode> {
+    let report = run_async(async {
+        let store = open_linked_db(db).await?;
+        let report = team::sync(&store, CLOCK.now()).await;
+        store.close().await;
+        report
+    })?;
+    if json {
+        return Ok(output::print_json(&report));
+    }
+    say!("pushed {} events, pulled {}", report.pushed, report.pulled);
+    for conflict in &report.conflicts {
+        say!("conflict: {}", conflict.message);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status(db: &Path, json: bool) -> Result<ExitCode, ExitCode> {
+    let status = run_async(async {
+        let store = open_linked_db(db).await?;
+        let status = team::status(&store, CLOCK.now()).await;
+        store.close().await;
+        status
+    })?;
+    if json {
+        return Ok(output::print_json(&status));
+    }
+    say!(
+        "team {} — you are {}{}",
+        status.team,
+        status.member,
+        if status.online {
+            ""
+        } else {
+            " (offline: as of the last sync)"
+        }
+    );
+    for member in &status.members {
+        say!("  {:<16} running {}", member.name, member.running);
+    }
+    for instance in &status.running {
+        say!(
+            "  running: {} ({}, {}) {} {}/h",
+            instance.name,
+            instance.member,
+            instance.gpu_model,
+            instance.currency,
+            instance.burn_rate_per_hour
+        );
+    }
+    for line in &status.month_to_date.total {
+        say!("  month to date: {} {}", line.amount, line.currency);
+    }
+    for conflict in &status.conflicts {
+        say!("  conflict: {}", conflict.message);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn budget(db: &Path, amount: &str, currency: &str) -> Result<ExitCode, ExitCode> {
+    let amount = crate::ledger::decimal("budget", amount)?;
+    run_async(async {
+        let store = open_linked_db(db).await?;
+        let done = team::set_budget(&store, currency, amount).await;
+        store.close().await;
+        done
+    })?;
+    say!(
+        "team budget set: {} {currency} per month",
+        amount.normalize()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn disconnect(db: &Path, json: bool) -> Result<ExitCode, ExitCode> {
+    let link = run_async(async {
+        let store = open_linked_db(db).await?;
+        let link = team::disconnect(&store).await;
+        store.close().await;
+        link
+    })?;
+    if json {
+        return Ok(output::print_json(
+            &serde_json::json!({ "disconnected": link }),
+        ));
+    }
+    match link {
+        Some(link) => say!(
+            "disconnected from team {}; the ledger stays here",
+            link.team
+        ),
+        None => say!("this database was not linked to a team"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

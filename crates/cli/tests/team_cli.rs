@@ -1,0 +1,242 @@
+//! `leasehold team …` as scripts use it, against a real PostgreSQL server: the exact JSON of
+//! `sync` and `status`, exit 1 with a clear message (and the ledger untouched) for a wrong
+//! password, and the libpq password sources (`PGPASSWORD`, `~/.pgpass`) where no keychain is.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
+use predicates::str::contains;
+use serde_json::Value;
+
+struct Laptop {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+}
+
+fn laptop() -> Laptop {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ledger.sqlite3");
+    Laptop { dir, db }
+}
+
+/// The CLI with a private HOME (so no ~/.pgpass of the developer's is read) and no libpq
+/// password unless a test gives one.
+fn leasehold(laptop: &Laptop, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = cargo_bin_cmd!("leasehold");
+    cmd.args(args)
+        .arg("--db")
+        .arg(&laptop.db)
+        .env("HOME", laptop.dir.path())
+        .env_remove("PGPASSWORD")
+        .env_remove("PGPASSFILE")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS");
+    cmd
+}
+
+fn json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is JSON ({err}): {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn connect(laptop: &Laptop, pg: &TestPostgres, member: &str) {
+    leasehold(
+        laptop,
+        &[
+            "team",
+            "connect",
+            "--url",
+            &pg.url(),
+            "--member",
+            member,
+            "--team",
+            "lab",
+            "--password-env",
+            "LAB_PW",
+        ],
+    )
+    .env("LAB_PW", PG_PASSWORD)
+    .assert()
+    .success();
+}
+
+fn add(laptop: &Laptop, name: &str, at: &str) {
+    leasehold(
+        laptop,
+        &[
+            "instance",
+            "add",
+            name,
+            "--gpu",
+            "A100",
+            "--price",
+            "10",
+            "--currency",
+            "CNY",
+            "--at",
+            at,
+        ],
+    )
+    .assert()
+    .success();
+}
+
+#[test]
+fn sync_and_status_print_the_documented_json() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop(), laptop());
+    connect(&alice, &pg, "alice");
+    connect(&bob, &pg, "bob");
+    add(&alice, "a100", "2026-03-01T08:00:00Z");
+    leasehold(
+        &alice,
+        &["instance", "start", "a100", "--at", "2026-03-01T09:00:00Z"],
+    )
+    .assert()
+    .success();
+
+    let pushed = leasehold(&alice, &["team", "sync", "--json"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .output()
+        .expect("run sync");
+    assert!(
+        pushed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+    let report = json(&pushed);
+    assert_eq!(report["pushed"], 2);
+    assert_eq!(report["pulled"], 0);
+    assert_eq!(report["conflicts"], Value::Array(Vec::new()));
+
+    let pulled = leasehold(&bob, &["team", "sync", "--json"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .output()
+        .expect("run sync");
+    assert_eq!(json(&pulled)["pulled"], 2, "Bob pulls Alice's two events");
+
+    let status = leasehold(&bob, &["team", "status", "--json"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .output()
+        .expect("run status");
+    let status = json(&status);
+    assert_eq!(status["online"], true);
+    let members: Vec<&str> = status["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(members, ["alice", "bob"]);
+    let running = &status["running"][0];
+    assert_eq!(running["name"], "a100");
+    assert_eq!(running["member"], "alice");
+    assert_eq!(running["burn_rate_per_hour"], "10.00");
+    assert!(status["month_to_date"]["by_member"].is_array());
+    assert!(status["month_to_date"]["by_gpu"].is_array());
+
+    leasehold(&bob, &["team", "disconnect"]).assert().success();
+    leasehold(&bob, &["team", "sync"])
+        .assert()
+        .code(1)
+        .stderr(contains("not linked to a team"));
+}
+
+#[test]
+fn a_wrong_password_exits_1_without_echoing_it_and_writes_nothing() {
+    let pg = TestPostgres::start();
+    let alice = laptop();
+    add(&alice, "a100", "2026-03-01T08:00:00Z");
+    let out = leasehold(
+        &alice,
+        &[
+            "team",
+            "connect",
+            "--url",
+            &pg.url(),
+            "--member",
+            "alice",
+            "--team",
+            "lab",
+            "--password-env",
+            "LAB_PW",
+        ],
+    )
+    .env("LAB_PW", "Wrong-Horse-42")
+    .output()
+    .expect("run connect");
+    assert_eq!(out.status.code(), Some(1), "exit 1");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("refused the password"),
+        "a clear message: {stderr}"
+    );
+    assert!(
+        !stderr.contains("Wrong-Horse-42"),
+        "the password is never printed: {stderr}"
+    );
+    leasehold(&alice, &["team", "status", "--json"])
+        .assert()
+        .code(1)
+        .stderr(contains("not linked to a team"));
+    assert!(!file_contains(&alice.db, "Wrong-Horse-42"), "nor stored");
+}
+
+#[test]
+fn the_password_comes_from_pgpass_where_no_keychain_is() {
+    let pg = TestPostgres::start();
+    let alice = laptop();
+    connect(&alice, &pg, "alice");
+    add(&alice, "a100", "2026-03-01T08:00:00Z");
+    // No PGPASSWORD and no keychain: without ~/.pgpass the server refuses.
+    leasehold(&alice, &["team", "sync"])
+        .assert()
+        .code(1)
+        .stderr(contains("PGPASSWORD"));
+    let pgpass = alice.dir.path().join(".pgpass");
+    // A line for another database first: the first matching line is the one used.
+    std::fs::write(
+        &pgpass,
+        format!(
+            "127.0.0.1:{}:other:leasehold:nope\n127.0.0.1:{}:team:leasehold:{}\n",
+            pg.port(),
+            pg.port(),
+            PG_PASSWORD
+        ),
+    )
+    .unwrap();
+    set_mode(&pgpass, 0o600);
+    let out = leasehold(&alice, &["team", "sync", "--json"])
+        .output()
+        .expect("run sync");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out)["pushed"], 1);
+    assert!(
+        !file_contains(&alice.db, PG_PASSWORD),
+        "the password is never in SQLite"
+    );
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Whether the database file (and its WAL) contain `needle` anywhere.
+fn file_contains(db: &Path, needle: &str) -> bool {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    [db.to_path_buf(), PathBuf::from(wal)].iter().any(|path| {
+        std::fs::read(path)
+            .is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
+    })
+}

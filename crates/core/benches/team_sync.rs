@@ -1,0 +1,223 @@
+//! `make bench` (tests/bench/team.sh): team sync against a real PostgreSQL server.
+//!
+//! 1. 100 000 events recorded on one laptop pushed into an empty team database and pulled to a
+//!    second laptop, against the baseline: a plain `COPY` of the same 100 000 rows into the same
+//!    server (goal: the whole sync ≤ 2× the COPY).
+//! 2. An incremental sync of 10 new events over an open connection, counting round trips through
+//!    a loopback proxy (goal ≤ 3).
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeZone, Utc};
+use leasehold_core::billing::{ledger, PowerAction};
+use leasehold_core::ssh::Secret;
+use leasehold_core::store::Store;
+use leasehold_core::team::{self, ConnectRequest};
+use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
+use leasehold_testkit::tcp_proxy::TcpProxy;
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{ConnectOptions, Connection};
+
+const INSTANCES: i64 = 1_000;
+const EVENTS_PER_INSTANCE: i64 = 100;
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap()
+}
+
+/// 1 000 instances × 100 events (created, then start/stop pairs a minute apart), written in
+/// one transaction straight into the tables (the ledger API would take minutes for 100 000).
+async fn fill(store: &Store) {
+    let mut tx = store.write().await.expect("write");
+    for i in 0..INSTANCES {
+        let created = t0() + chrono::Duration::minutes(i);
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO instances (name, provider, gpu_model, currency, created_at)
+             VALUES (?, 'autodl', 'A100', 'CNY', ?) RETURNING id",
+        )
+        .bind(format!("gpu-{i}"))
+        .bind(created)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("instance");
+        let rules: i64 = sqlx::query_scalar(
+            "INSERT INTO billing_rules (instance_id, effective_from, price_per_gpu_hour, gpu_count,
+                 billing_starts, stopped_billing, data_disk_per_hour, snapshot_per_hour,
+                 public_ip_per_hour, traffic_per_gb, granularity)
+             VALUES (?, ?, '2.5', 1, 'running', 'none', '0', '0', '0', '0', 'second') RETURNING id",
+        )
+        .bind(id)
+        .bind(created)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("rules");
+        sqlx::query("INSERT INTO ledger_events (instance_id, kind, at, rules_id) VALUES (?, 'created', ?, ?)")
+            .bind(id)
+            .bind(created)
+            .bind(rules)
+            .execute(&mut *tx)
+            .await
+            .expect("created");
+        for e in 1..EVENTS_PER_INSTANCE {
+            let kind = if e % 2 == 1 { "started" } else { "stopped" };
+            sqlx::query("INSERT INTO ledger_events (instance_id, kind, at) VALUES (?, ?, ?)")
+                .bind(id)
+                .bind(kind)
+                .bind(created + chrono::Duration::minutes(e))
+                .execute(&mut *tx)
+                .await
+                .expect("event");
+        }
+    }
+    tx.commit().await.expect("commit");
+}
+
+async fn laptop(dir: &tempfile::TempDir, name: &str) -> Store {
+    Store::open(&dir.path().join(format!("{name}.sqlite3")))
+        .await
+        .expect("open")
+}
+
+async fn connect(store: &Store, url: &str, member: &str) {
+    team::connect(
+        store,
+        ConnectRequest {
+            url: url.to_owned(),
+            member: member.to_owned(),
+            team: "bench".to_owned(),
+            password: Some(Secret::new(PG_PASSWORD)),
+        },
+        t0(),
+    )
+    .await
+    .expect("connect");
+}
+
+fn seconds(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// The baseline: COPY the 100 000 event rows the sync stored into a same-shaped table.
+async fn copy_baseline(pg: &TestPostgres) -> Duration {
+    pg.psql("CREATE TABLE copy_baseline (LIKE ledger_events INCLUDING ALL)");
+    let data = pg.psql("COPY (SELECT * FROM ledger_events) TO STDOUT");
+    let options = PgConnectOptions::new()
+        .host("127.0.0.1")
+        .port(pg.port())
+        .username("leasehold")
+        .password(PG_PASSWORD)
+        .database("team")
+        .disable_statement_logging();
+    let mut conn = sqlx::PgConnection::connect_with(&options)
+        .await
+        .expect("connect");
+    let started = Instant::now();
+    let mut copy = conn
+        .copy_in_raw("COPY copy_baseline FROM STDIN")
+        .await
+        .expect("copy in");
+    copy.send(format!("{data}\n").into_bytes())
+        .await
+        .expect("send");
+    let rows = copy.finish().await.expect("finish");
+    let took = started.elapsed();
+    assert_eq!(
+        rows,
+        u64::try_from(INSTANCES * EVENTS_PER_INSTANCE).unwrap()
+    );
+    conn.close().await.ok();
+    took
+}
+
+fn main() {
+    // Syncs after connect read the password as libpq would (no keychain on a bench machine).
+    std::env::set_var("PGPASSWORD", PG_PASSWORD);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let pg = TestPostgres::start();
+        let proxy = TcpProxy::start(([127, 0, 0, 1], pg.port()).into());
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (alice, bob) = (laptop(&dir, "alice").await, laptop(&dir, "bob").await);
+        fill(&alice).await;
+        connect(&alice, &pg.url_on(proxy.port()), "alice").await;
+        connect(&bob, &pg.url_on(proxy.port()), "bob").await;
+        let now = t0() + chrono::Duration::days(10);
+
+        let started = Instant::now();
+        let pushed = team::sync(&alice, now).await.expect("alice syncs");
+        let push_took = started.elapsed();
+        let started = Instant::now();
+        let pulled = team::sync(&bob, now).await.expect("bob syncs");
+        let pull_took = started.elapsed();
+        assert_eq!(pushed.pushed, INSTANCES * EVENTS_PER_INSTANCE);
+        assert_eq!(pulled.pulled, INSTANCES * EVENTS_PER_INSTANCE);
+        let copy_took = copy_baseline(&pg).await;
+        let sync_took = push_took + pull_took;
+        println!("team sync of {} events (1 000 instances)", pushed.pushed);
+        println!("  push (laptop → server)   {:>8.3} s", seconds(push_took));
+        println!("  pull (server → laptop)   {:>8.3} s", seconds(pull_took));
+        println!("  sync total               {:>8.3} s", seconds(sync_took));
+        println!("  baseline: plain COPY     {:>8.3} s", seconds(copy_took));
+        println!(
+            "  ratio sync / COPY        {:>8.2}× (goal ≤ 2×); push alone {:.2}×",
+            seconds(sync_took) / seconds(copy_took),
+            seconds(push_took) / seconds(copy_took)
+        );
+
+        // Incremental: open connections whose statements a first sync prepared, 10 new events.
+        let (mut alice_server, alice_link) = team::open_linked(&alice).await.expect("open");
+        let (mut bob_server, bob_link) = team::open_linked(&bob).await.expect("open");
+        team::sync_with(&alice, &mut alice_server, &alice_link, now)
+            .await
+            .expect("warm");
+        team::sync_with(&bob, &mut bob_server, &bob_link, now)
+            .await
+            .expect("warm");
+        for i in 0..5 {
+            let name = format!("gpu-{i}");
+            let at = now + chrono::Duration::minutes(i);
+            // Each generated instance ends running: stop it, then start it again.
+            ledger::record(&alice, &name, PowerAction::Stop, at)
+                .await
+                .expect("stop");
+            ledger::record(
+                &alice,
+                &name,
+                PowerAction::Start,
+                at + chrono::Duration::seconds(30),
+            )
+            .await
+            .expect("start");
+        }
+        proxy.reset_round_trips();
+        let started = Instant::now();
+        let pushed = team::sync_with(&alice, &mut alice_server, &alice_link, now)
+            .await
+            .expect("incremental push");
+        let alice_took = started.elapsed();
+        let alice_trips = proxy.round_trips();
+        proxy.reset_round_trips();
+        let started = Instant::now();
+        let pulled = team::sync_with(&bob, &mut bob_server, &bob_link, now)
+            .await
+            .expect("incremental pull");
+        let bob_took = started.elapsed();
+        let bob_trips = proxy.round_trips();
+        println!("incremental sync of 10 new events (open connection)");
+        println!(
+            "  alice pushes {:>2} (and pulls): {alice_trips} round trips, {:.1} ms (goal ≤ 3)",
+            pushed.pushed,
+            alice_took.as_secs_f64() * 1000.0
+        );
+        println!(
+            "  bob pulls {:>2} (and pushes):   {bob_trips} round trips, {:.1} ms (goal ≤ 3)",
+            pulled.pulled,
+            bob_took.as_secs_f64() * 1000.0
+        );
+        alice_server.close().await;
+        bob_server.close().await;
+    });
+}

@@ -1,0 +1,141 @@
+use crate::billing::BillingError;
+use crate::store::StoreError;
+use crate::Coded;
+
+/// What team mode refuses or fails at. No variant ever carries the password: connection
+/// failures name the user, host and database only.
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    #[error("{reason}; give the server as postgres://USER@HOST:PORT/DATABASE")]
+    InvalidUrl { reason: String },
+    #[error("the {field} name {reason}")]
+    InvalidName { field: &'static str, reason: String },
+    #[error("the environment variable {var} is not set; export the team database's password in it, or leave --password-env out")]
+    PasswordEnvMissing { var: String },
+    #[error("this database is not linked to a team; run `leasehold team connect` first")]
+    NotConnected,
+    #[error("cannot reach the team database at {host}:{port} ({detail}); check the address and your network, then try again — nothing was changed")]
+    Unreachable {
+        host: String,
+        port: u16,
+        detail: String,
+    },
+    #[error("the team database refused the password for user {user}; update it with `leasehold team connect … --password-env VAR` (or PGPASSWORD / ~/.pgpass) — nothing was changed")]
+    WrongPassword { user: String },
+    #[error("the team database refused user {user}: no password is kept in the keychain, and PGPASSWORD / ~/.pgpass gave none it accepts; connect again with --password-env VAR — nothing was changed")]
+    NoPassword { user: String },
+    #[error("the team database was set up by a newer Leasehold (schema {server}, this version knows up to {known}); update Leasehold on this computer — nothing was changed")]
+    NewerSchema { server: i64, known: i64 },
+    #[error("the team database failed: {detail} — nothing was changed here")]
+    Server { detail: String },
+    #[error("could not keep the team database password in the system keychain: {message}")]
+    Keychain { message: String },
+    #[error(transparent)]
+    Billing(#[from] BillingError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Coded for TeamError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidUrl { .. } => "team.invalid_url",
+            Self::InvalidName { .. } => "team.invalid_name",
+            Self::PasswordEnvMissing { .. } => "team.password_env_missing",
+            Self::NotConnected => "team.not_connected",
+            Self::Unreachable { .. } => "team.unreachable",
+            Self::WrongPassword { .. } => "team.wrong_password",
+            Self::NoPassword { .. } => "team.no_password",
+            Self::NewerSchema { .. } => "team.newer_schema",
+            Self::Server { .. } => "team.server",
+            Self::Keychain { .. } => "team.keychain",
+            Self::Billing(err) => err.code(),
+            Self::Store(err) => err.code(),
+        }
+    }
+
+    fn is_bad_input(&self) -> bool {
+        match self {
+            Self::InvalidUrl { .. }
+            | Self::InvalidName { .. }
+            | Self::PasswordEnvMissing { .. } => true,
+            Self::Billing(err) => err.is_bad_input(),
+            _ => false,
+        }
+    }
+
+    fn field(&self) -> Option<&'static str> {
+        match self {
+            Self::InvalidUrl { .. } | Self::Unreachable { .. } | Self::NewerSchema { .. } => {
+                Some("url")
+            }
+            Self::InvalidName { field, .. } => Some(field),
+            Self::WrongPassword { .. } | Self::NoPassword { .. } => Some("password"),
+            _ => None,
+        }
+    }
+
+    fn params(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Self::Unreachable { host, port, .. } => {
+                vec![("host", host.clone()), ("port", port.to_string())]
+            }
+            Self::WrongPassword { user } | Self::NoPassword { user } => {
+                vec![("user", user.clone())]
+            }
+            Self::NewerSchema { server, known } => {
+                vec![("server", server.to_string()), ("known", known.to_string())]
+            }
+            Self::PasswordEnvMissing { var } => vec![("var", var.clone())],
+            Self::InvalidName { field, reason } => {
+                vec![("field", (*field).to_owned()), ("reason", reason.clone())]
+            }
+            Self::Billing(err) => err.params(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A sqlx failure on the team database, as the user should read it. Connection-level errors
+/// name the host; the text of a server error never holds the password (PostgreSQL does not echo
+/// it, and the options are never formatted).
+/// `had_password`: a password was given or kept in the keychain (else only PGPASSWORD or
+/// ~/.pgpass could have supplied one).
+pub(crate) fn from_sqlx(
+    err: &sqlx::Error,
+    server: &super::link::ServerAddress,
+    had_password: bool,
+) -> TeamError {
+    let (host, port, user) = (server.host.as_str(), server.port, server.user.as_str());
+    match err {
+        sqlx::Error::Io(io) => TeamError::Unreachable {
+            host: host.to_owned(),
+            port,
+            detail: io.to_string(),
+        },
+        sqlx::Error::Tls(tls) => TeamError::Unreachable {
+            host: host.to_owned(),
+            port,
+            detail: format!("TLS: {tls}"),
+        },
+        sqlx::Error::PoolTimedOut => TeamError::Unreachable {
+            host: host.to_owned(),
+            port,
+            detail: "timed out".into(),
+        },
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("28P01") => {
+            if had_password {
+                TeamError::WrongPassword {
+                    user: user.to_owned(),
+                }
+            } else {
+                TeamError::NoPassword {
+                    user: user.to_owned(),
+                }
+            }
+        }
+        _ => TeamError::Server {
+            detail: err.to_string(),
+        },
+    }
+}

@@ -1,0 +1,377 @@
+//! Team mode: a lab's or small team's shared ledger on PostgreSQL.
+//!
+//! Why: five students renting on their own accounts against one supervisor's budget each keep a
+//! laptop ledger, so nobody sees the whole bill or who left an A100 running. The shared database
+//! is an existing, trusted server (PostgreSQL through sqlx), not a sync protocol of our own.
+//!
+//! How: the local SQLite database stays the working copy (the app works offline). The ledger is
+//! event-sourced, so merging is appending: every instance, rules version and event has a UUID
+//! (SQLite migration 0140), events are immutable, [`push`] sends the ones the server lacks
+//! (idempotent: `ON CONFLICT (uid) DO NOTHING`) and [`pull`] fetches the rest by a server
+//! sequence that is commit-ordered, so a link cut mid-sync loses and doubles nothing. Every
+//! laptop replays an instance's events in one canonical order (time, member, origin order) and
+//! leaves out what the billing rules refuse the same way ([`crate::billing::events::settle`]),
+//! so every laptop computes the same bill; the refused events are listed as [`Conflict`]s.
+//!
+//! Shared: instances and their rules and events, team budgets. Never shared: secrets (the
+//! password sits in the OS keychain only), SSH targets and keys, known_hosts, logs, jobs.
+//!
+//! - [`link`]: the URL, names and password sources; [`server`]: login, schema, joining.
+//! - [`push`], [`pull`], [`conflicts`]: the sync; [`views`]: the team views (pure where they
+//!   feed reminders and alerts).
+
+pub mod conflicts;
+mod error;
+pub mod link;
+pub mod pull;
+pub mod push;
+pub mod server;
+pub mod views;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use ts_rs::TS;
+
+pub use conflicts::Conflict;
+pub use error::TeamError;
+pub use link::ServerAddress;
+pub use server::Server;
+pub use views::{LeftRunning, Member, MonthSpend, SpendLine, TeamBudget, TeamInstance, TeamStatus};
+
+use crate::ssh::Secret;
+use crate::store::team::{self as repo, LinkRow};
+use crate::store::{Store, StoreError};
+
+/// What `connect` needs.
+#[derive(Debug, Clone)]
+pub struct ConnectRequest {
+    pub url: String,
+    pub member: String,
+    pub team: String,
+    /// Given now (typed in Settings, or `--password-env`); else the keychain's, else
+    /// PGPASSWORD / ~/.pgpass.
+    pub password: Option<Secret>,
+}
+
+/// The link as the UI and `--json` show it (never the password).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct TeamLink {
+    pub url: String,
+    pub member: String,
+    pub team: String,
+    pub connected_at: DateTime<Utc>,
+    pub last_sync_at: Option<DateTime<Utc>>,
+    /// Whether the password is kept in the OS keychain (false: PGPASSWORD / ~/.pgpass, or none).
+    pub password_in_keychain: bool,
+}
+
+impl TeamLink {
+    fn of(row: &LinkRow, password_in_keychain: bool) -> Self {
+        Self {
+            url: row.url.clone(),
+            member: row.member.clone(),
+            team: row.team.clone(),
+            connected_at: row.connected_at,
+            last_sync_at: row.last_sync_at,
+            password_in_keychain,
+        }
+    }
+}
+
+/// What one sync did: `{"pushed", "pulled", "conflicts"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct SyncReport {
+    pub pushed: i64,
+    pub pulled: i64,
+    pub conflicts: Vec<Conflict>,
+}
+
+async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    Ok(repo::link(&mut conn).await?)
+}
+
+/// The link, if this database has one.
+pub async fn link(store: &Store) -> Result<Option<TeamLink>, TeamError> {
+    Ok(current_link(store).await?.map(|row| {
+        let kept = ServerAddress::parse(&row.url)
+            .map(|(address, _)| link::kept_password(&address).is_some())
+            .unwrap_or(false);
+        TeamLink::of(&row, kept)
+    }))
+}
+
+/// Log in to the team database (migrating its schema), join `team` as `member`, keep the
+/// password in the keychain, and link this database. Nothing is written here unless the server
+/// accepted the login and its schema.
+#[tracing::instrument(skip_all, err, fields(team = %request.team, member = %request.member))]
+pub async fn connect(
+    store: &Store,
+    request: ConnectRequest,
+    now: DateTime<Utc>,
+) -> Result<TeamLink, TeamError> {
+    let member = link::check_name("member", &request.member)?;
+    let team = link::check_name("team", &request.team)?;
+    let (address, in_url) = ServerAddress::parse(&request.url)?;
+    let given = request.password.or(in_url);
+    let password = given.clone().or_else(|| link::kept_password(&address));
+    let mut server = Server::open(&address, password.as_ref()).await?;
+    let team_id = server.join(&team, &member).await?;
+    server.close().await;
+    let mut kept = given.is_none() && password.is_some();
+    if let Some(password) = &given {
+        match link::keep_password(&address, password) {
+            Ok(()) => kept = true,
+            // No keychain (a server, CI): later syncs use PGPASSWORD / ~/.pgpass instead.
+            Err(err) => tracing::warn!(%err, "team password not kept"),
+        }
+    }
+    let previous = current_link(store).await?;
+    let same_team = previous
+        .as_ref()
+        .is_some_and(|p| p.url == address.url && p.team == team && p.team_id == team_id);
+    let row = LinkRow {
+        url: address.url.clone(),
+        member,
+        team,
+        team_id,
+        laptop_uid: previous.as_ref().map_or_else(
+            || uuid::Uuid::new_v4().to_string(),
+            |p| p.laptop_uid.clone(),
+        ),
+        pulled_seq: previous
+            .as_ref()
+            .filter(|_| same_team)
+            .map_or(0, |p| p.pulled_seq),
+        connected_at: now,
+        last_sync_at: previous
+            .as_ref()
+            .filter(|_| same_team)
+            .and_then(|p| p.last_sync_at),
+    };
+    let mut tx = store.write().await?;
+    if !same_team {
+        // A different team gets this laptop's whole ledger.
+        sqlx::query("UPDATE ledger_events SET shared = 0")
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+    }
+    repo::set_link(&mut tx, &row).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(TeamLink::of(&row, kept))
+}
+
+/// Open the linked team database with the kept password (or PGPASSWORD / ~/.pgpass).
+pub async fn open_linked(store: &Store) -> Result<(Server, LinkRow), TeamError> {
+    let row = current_link(store).await?.ok_or(TeamError::NotConnected)?;
+    let (address, _) = ServerAddress::parse(&row.url)?;
+    let password = link::kept_password(&address);
+    let server = Server::open(&address, password.as_ref()).await?;
+    Ok((server, row))
+}
+
+/// Push what this laptop recorded, pull what the others did, and list the conflicts.
+#[tracing::instrument(skip_all, err)]
+pub async fn sync(store: &Store, now: DateTime<Utc>) -> Result<SyncReport, TeamError> {
+    let (mut server, row) = open_linked(store).await?;
+    let report = sync_with(store, &mut server, &row, now).await;
+    server.close().await;
+    report
+}
+
+/// [`sync`] over an open connection (the app keeps one; the benchmark counts its round trips).
+pub async fn sync_with(
+    store: &Store,
+    server: &mut Server,
+    row: &LinkRow,
+    now: DateTime<Utc>,
+) -> Result<SyncReport, TeamError> {
+    let pushed = push::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
+    let pulled = pull::pull(
+        store,
+        server,
+        row.team_id,
+        &row.member,
+        &row.laptop_uid,
+        now,
+    )
+    .await?;
+    let mut tx = store.write().await?;
+    repo::set_last_sync(&mut tx, now).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(SyncReport {
+        pushed,
+        pulled: pulled.events,
+        conflicts: conflicts::conflicts(store).await?,
+    })
+}
+
+/// Unlink this database and forget the kept password. The ledger stays as it is.
+pub async fn disconnect(store: &Store) -> Result<Option<TeamLink>, TeamError> {
+    let Some(row) = current_link(store).await? else {
+        return Ok(None);
+    };
+    if let Ok((address, _)) = ServerAddress::parse(&row.url) {
+        if let Err(err) = link::forget_password(&address) {
+            tracing::warn!(%err, "team password not removed from the keychain");
+        }
+    }
+    let mut tx = store.write().await?;
+    repo::delete_link(&mut tx).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(Some(TeamLink::of(&row, false)))
+}
+
+/// Set the team's monthly budget in one currency.
+pub async fn set_budget(store: &Store, currency: &str, amount: Decimal) -> Result<(), TeamError> {
+    let currency = crate::billing::Currency::parse(currency)?;
+    crate::billing::new_instance::validate_budget(amount)?;
+    let (mut server, row) = open_linked(store).await?;
+    let result = sqlx::query(
+        "INSERT INTO team_budgets (team_id, currency, amount, set_by) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (team_id, currency)
+         DO UPDATE SET amount = excluded.amount, set_by = excluded.set_by, set_at = now()",
+    )
+    .bind(row.team_id)
+    .bind(currency.code())
+    .bind(amount.normalize().to_string())
+    .bind(&row.member)
+    .execute(&mut server.conn)
+    .await
+    .map_err(|e| server.failed(&e));
+    server.close().await;
+    result.map(|_| ())
+}
+
+/// Members and budgets as the server lists them.
+async fn server_lists(
+    server: &mut Server,
+    team_id: i64,
+) -> Result<
+    (
+        Vec<(String, Option<DateTime<Utc>>)>,
+        Vec<(String, Decimal, String)>,
+    ),
+    TeamError,
+> {
+    let members: Vec<(String, Option<DateTime<Utc>>)> =
+        sqlx::query_as("SELECT name, last_sync_at FROM members WHERE team_id = $1 ORDER BY name")
+            .bind(team_id)
+            .fetch_all(&mut server.conn)
+            .await
+            .map_err(|e| server.failed(&e))?;
+    let budgets: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT currency, amount, set_by FROM team_budgets WHERE team_id = $1 ORDER BY currency",
+    )
+    .bind(team_id)
+    .fetch_all(&mut server.conn)
+    .await
+    .map_err(|e| server.failed(&e))?;
+    let budgets = budgets
+        .into_iter()
+        .filter_map(|(currency, amount, set_by)| {
+            Some((currency, amount.parse::<Decimal>().ok()?, set_by))
+        })
+        .collect();
+    Ok((members, budgets))
+}
+
+/// The team views as of `now`: from the working copy, with the server's member list and budgets
+/// when it answers (offline, the status says so and shows what the last sync brought).
+pub async fn status(store: &Store, now: DateTime<Utc>) -> Result<TeamStatus, TeamError> {
+    status_with_idle(store, &std::collections::HashMap::new(), now).await
+}
+
+/// [`status`] with each instance's current idle stretch in minutes by instance uid (the
+/// monitor's busy hours), for the "left running" alerts.
+pub async fn status_with_idle(
+    store: &Store,
+    idle_minutes: &std::collections::HashMap<String, u32>,
+    now: DateTime<Utc>,
+) -> Result<TeamStatus, TeamError> {
+    let row = current_link(store).await?.ok_or(TeamError::NotConnected)?;
+    let (online, server_error, known, budgets) = match open_linked(store).await {
+        Ok((mut server, _)) => {
+            let lists = server_lists(&mut server, row.team_id).await;
+            server.close().await;
+            match lists {
+                Ok((members, budgets)) => (true, None, members, budgets),
+                Err(err) => (
+                    false,
+                    Some(crate::ApiError::from(err)),
+                    Vec::new(),
+                    Vec::new(),
+                ),
+            }
+        }
+        Err(err) => (
+            false,
+            Some(crate::ApiError::from(err)),
+            Vec::new(),
+            Vec::new(),
+        ),
+    };
+    let instances = views::instances(store, now).await?;
+    let pending_push = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        repo::count_pending(&mut conn).await?
+    };
+    let mut running: Vec<TeamInstance> = instances
+        .iter()
+        .filter(|i| i.is_running())
+        .cloned()
+        .collect();
+    running.sort_by_key(|i| std::cmp::Reverse(i.burn_rate_per_hour));
+    Ok(TeamStatus {
+        team: row.team.clone(),
+        member: row.member.clone(),
+        url: row.url.clone(),
+        online,
+        server_error,
+        last_sync_at: row.last_sync_at,
+        pending_push,
+        members: views::members(&known, &instances),
+        running,
+        month_to_date: views::month_spend(&instances, now),
+        budgets: views::budget_use(&budgets, &instances, now)?,
+        left_running: views::left_running(
+            &instances,
+            idle_minutes,
+            views::LEFT_RUNNING_AFTER_MINUTES,
+        ),
+        conflicts: conflicts::conflicts(store).await?,
+        as_of: now,
+    })
+}
+
+/// How often the app syncs in the background while linked.
+pub const BACKGROUND_SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The app's background push/pull: every `every`, sync when this database is linked to a team.
+/// A failure (offline, a password changed elsewhere) is logged and retried next time; the
+/// Settings → Team page shows the last sync time and the conflicts.
+pub async fn keep_in_sync(
+    store: Store,
+    clock: std::sync::Arc<dyn crate::Clock>,
+    every: std::time::Duration,
+) {
+    loop {
+        tokio::time::sleep(every).await;
+        if !matches!(current_link(&store).await, Ok(Some(_))) {
+            continue;
+        }
+        match sync(&store, clock.now()).await {
+            Ok(report) => tracing::info!(
+                pushed = report.pushed,
+                pulled = report.pulled,
+                conflicts = report.conflicts.len(),
+                "team sync"
+            ),
+            Err(err) => tracing::warn!(%err, "team sync failed; retrying later"),
+        }
+    }
+}

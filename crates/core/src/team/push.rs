@@ -1,0 +1,168 @@
+//! Push: the events this laptop recorded that the server does not hold yet, in chunks, each
+//! one statement (one round trip once prepared).
+//!
+//! Each statement bumps the team's sequence counter (a row lock held until it commits, so the
+//! team's pushes commit one after another in sequence order), inserts the chunk's instances and
+//! events with `ON CONFLICT (uid) DO NOTHING`, and reports how many events were new. Only after
+//! the server answered are the events marked shared here; if the link drops in between, the next
+//! push sends them again and the server ignores the copies: nothing is lost or doubled.
+
+use super::server::Server;
+use super::TeamError;
+use crate::store::team::{self as repo, PendingEvent, SharedRules};
+use crate::store::{Store, StoreError};
+
+/// Events per push statement: large enough that 100 000 events take few round trips, small
+/// enough that one statement stays a few megabytes.
+pub const CHUNK: i64 = 5_000;
+
+const PUSH: &str = "
+WITH bump AS (
+    UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2 AS base
+), new_instances AS (
+    INSERT INTO instances (uid, team_id, name, provider, region, gpu_model, currency, notes,
+                           planned_hours, created_at, recorded_by)
+    SELECT i.uid::uuid, $1, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
+           i.planned_hours, i.created_at, i.recorded_by
+    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                $9::text[], $10::text[], $11::text[], $12::text[])
+         AS i(uid, name, provider, region, gpu_model, currency, notes, planned_hours, created_at,
+              recorded_by)
+    ON CONFLICT (uid) DO NOTHING
+), new_events AS (
+    INSERT INTO ledger_events (uid, team_id, seq, instance_uid, kind, at, recorded_by, origin_seq,
+                               laptop, traffic_gb, rules)
+    SELECT e.uid::uuid, $1, bump.base + e.ord, e.instance_uid::uuid, e.kind, e.at, e.recorded_by,
+           e.origin_seq, $13::uuid, e.traffic_gb, e.rules::jsonb
+    FROM bump,
+         unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::int8[],
+                $20::text[], $21::text[]) WITH ORDINALITY
+         AS e(uid, instance_uid, kind, at, recorded_by, origin_seq, traffic_gb, rules, ord)
+    ON CONFLICT (uid) DO NOTHING
+    RETURNING 1
+)
+SELECT count(*) FROM new_events";
+
+/// The rules version an event carries to the server, as JSON text.
+fn rules_json(event: &PendingEvent) -> Result<Option<String>, TeamError> {
+    let r = &event.rules;
+    let Some(uid) = r.rules_uid.clone() else {
+        return Ok(None);
+    };
+    let missing = || StoreError::Corrupt {
+        what: "billing_rules",
+        value: uid.clone(),
+    };
+    let shared = SharedRules {
+        uid: uid.clone(),
+        effective_from: r.effective_from.clone().ok_or_else(missing)?,
+        price_per_gpu_hour: r.price_per_gpu_hour.clone().ok_or_else(missing)?,
+        gpu_count: r.gpu_count.ok_or_else(missing)?,
+        billing_starts: r.billing_starts.clone().ok_or_else(missing)?,
+        stopped_billing: r.stopped_billing.clone().ok_or_else(missing)?,
+        stopped_rate: r.stopped_rate.clone(),
+        no_gpu_rate: r.no_gpu_rate.clone(),
+        data_disk_per_hour: r.data_disk_per_hour.clone().ok_or_else(missing)?,
+        snapshot_per_hour: r.snapshot_per_hour.clone().ok_or_else(missing)?,
+        public_ip_per_hour: r.public_ip_per_hour.clone().ok_or_else(missing)?,
+        traffic_per_gb: r.traffic_per_gb.clone().ok_or_else(missing)?,
+        granularity: r.granularity.clone().ok_or_else(missing)?,
+        wipe_after_stopped_days: r.wipe_after_stopped_days,
+    };
+    serde_json::to_string(&shared)
+        .map(Some)
+        .map_err(|err| TeamError::Server {
+            detail: format!("could not encode a rules version: {err}"),
+        })
+}
+
+/// Send one chunk; how many of its events the server did not have yet.
+async fn push_chunk(
+    server: &mut Server,
+    team_id: i64,
+    laptop: &str,
+    chunk: &[PendingEvent],
+) -> Result<i64, TeamError> {
+    let mut seen = std::collections::HashSet::new();
+    let instances: Vec<&PendingEvent> = chunk
+        .iter()
+        .filter(|e| seen.insert(e.instance_uid.as_str()))
+        .collect();
+    let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
+        instances.iter().map(|e| f(e)).collect()
+    };
+    let rules = chunk
+        .iter()
+        .map(rules_json)
+        .collect::<Result<Vec<_>, _>>()?;
+    let count = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
+    let inserted: i64 = sqlx::query_scalar(PUSH)
+        .bind(team_id)
+        .bind(count)
+        .bind(column(|e| Some(e.instance_uid.clone())))
+        .bind(column(|e| Some(e.name.clone())))
+        .bind(column(|e| Some(e.provider.clone())))
+        .bind(column(|e| e.region.clone()))
+        .bind(column(|e| Some(e.gpu_model.clone())))
+        .bind(column(|e| Some(e.currency.clone())))
+        .bind(column(|e| e.notes.clone()))
+        .bind(column(|e| e.planned_hours.clone()))
+        .bind(column(|e| Some(e.instance_created_at.clone())))
+        .bind(column(|e| Some(e.instance_recorded_by.clone())))
+        .bind(laptop)
+        .bind(chunk.iter().map(|e| e.uid.as_str()).collect::<Vec<_>>())
+        .bind(
+            chunk
+                .iter()
+                .map(|e| e.instance_uid.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunk.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>())
+        .bind(chunk.iter().map(|e| e.at.as_str()).collect::<Vec<_>>())
+        .bind(
+            chunk
+                .iter()
+                .map(|e| e.recorded_by.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(chunk.iter().map(|e| e.origin_seq).collect::<Vec<_>>())
+        .bind(
+            chunk
+                .iter()
+                .map(|e| e.traffic_gb.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind(rules)
+        .fetch_one(&mut server.conn)
+        .await
+        .map_err(|e| server.failed(&e))?;
+    Ok(inserted)
+}
+
+/// Push every pending event; how many the server did not have yet.
+pub async fn push(
+    store: &Store,
+    server: &mut Server,
+    team_id: i64,
+    member: &str,
+    laptop: &str,
+) -> Result<i64, TeamError> {
+    let mut pushed = 0;
+    loop {
+        let chunk = {
+            let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+            repo::pending_events(&mut conn, member, CHUNK).await?
+        };
+        if chunk.is_empty() {
+            return Ok(pushed);
+        }
+        pushed += push_chunk(server, team_id, laptop, &chunk).await?;
+        let ids: Vec<i64> = chunk.iter().map(|e| e.event_id).collect();
+        let mut tx = store.write().await?;
+        repo::mark_shared(&mut tx, &ids).await?;
+        tx.commit().await.map_err(StoreError::from)?;
+        if i64::try_from(chunk.len()).unwrap_or(0) < CHUNK {
+            return Ok(pushed);
+        }
+    }
+}

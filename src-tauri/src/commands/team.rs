@@ -1,0 +1,67 @@
+//! Team mode (core `team`): link to the team's PostgreSQL, sync, the team views. The password
+//! typed in Settings goes to core (then the OS keychain) and never comes back.
+
+use leasehold_core::ssh::Secret;
+use leasehold_core::team::{self, Conflict, ConnectRequest, SyncReport, TeamLink, TeamStatus};
+use leasehold_core::ApiError;
+
+use crate::state::AppState;
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_link(state: tauri::State<'_, AppState>) -> Result<Option<TeamLink>, ApiError> {
+    Ok(team::link(&state.store).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_connect(
+    state: tauri::State<'_, AppState>,
+    url: String,
+    member: String,
+    team: String,
+    password: Option<Secret>,
+) -> Result<TeamLink, ApiError> {
+    let request = ConnectRequest {
+        url,
+        member,
+        team,
+        password,
+    };
+    Ok(team::connect(&state.store, request, state.now()).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_sync(state: tauri::State<'_, AppState>) -> Result<SyncReport, ApiError> {
+    Ok(team::sync(&state.store, state.now()).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_status(state: tauri::State<'_, AppState>) -> Result<TeamStatus, ApiError> {
+    Ok(team::status(&state.store, state.now()).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_conflicts(state: tauri::State<'_, AppState>) -> Result<Vec<Conflict>, ApiError> {
+    Ok(team::conflicts::conflicts(&state.store).await?)
+}
+
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_disconnect(
+    state: tauri::State<'_, AppState>,
+) -> Result<Option<TeamLink>, ApiError> {
+    Ok(team::disconnect(&state.store).await?)
+}
+
+/// Start the background push/pull for the app's lifetime (it syncs only while linked).
+pub fn start_background_sync(state: &AppState) {
+    tauri::async_runtime::spawn(team::keep_in_sync(
+        state.store.clone(),
+        state.clock.clone(),
+        team::BACKGROUND_SYNC_EVERY,
+    ));
+}

@@ -1,0 +1,31 @@
+// Team mode (src-tauri/src/commands/team.rs): the shared ledger on PostgreSQL.
+import type { Conflict } from '../bindings/Conflict'
+import type { SyncReport } from '../bindings/SyncReport'
+import type { TeamLink } from '../bindings/TeamLink'
+import type { TeamStatus } from '../bindings/TeamStatus'
+import { call } from './ipc'
+
+export function teamLink(): Promise<TeamLink | null> {
+  return call<TeamLink | null>('team_link')
+}
+
+/** `password` empty: use the one kept in the keychain, PGPASSWORD or ~/.pgpass. */
+export function teamConnect(url: string, member: string, team: string, password: string): Promise<TeamLink> {
+  return call<TeamLink>('team_connect', { url, member, team, password: password === '' ? null : password })
+}
+
+export function teamSync(): Promise<SyncReport> {
+  return call<SyncReport>('team_sync')
+}
+
+export function teamStatus(): Promise<TeamStatus> {
+  return call<TeamStatus>('team_status')
+}
+
+export function teamConflicts(): Promise<Conflict[]> {
+  return call<Conflict[]>('team_conflicts')
+}
+
+export function teamDisconnect(): Promise<TeamLink | null> {
+  return call<TeamLink | null>('team_disconnect')
+}
