@@ -76,6 +76,16 @@ app_commands![
     verify::verify_history,
     verify::verify_load,
     catalog::earlier_prices,
+    backup::backup_scan,
+    backup::backup_run,
+    backup::backup_cancel,
+    backup::backup_git_push,
+    backup::backup_to_file_storage,
+    backup::backup_history,
+    backup::backup_status,
+    backup::release_check,
+    backup::release_instance,
+    backup::release_bill,
 ];
 
 pub fn run() {

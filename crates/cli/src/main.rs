@@ -17,6 +17,7 @@ macro_rules! esay {
     };
 }
 
+mod backup;
 mod cost;
 mod estimate;
 mod estimate_cost;
@@ -28,6 +29,7 @@ mod job;
 mod ledger;
 mod output;
 mod parse;
+mod release;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
@@ -145,6 +147,14 @@ enum Command {
         /// A recorded instance name, or a target (user@host:port, or the host).
         instance: String,
     },
+    /// Find what would be lost with the instance, and save it here.
+    #[command(subcommand)]
+    Backup(backup::BackupCommand),
+    /// Run the release checklist live on the instance and record the result.
+    ReleaseCheck(Box<release::ReleaseCheckArgs>),
+    /// Record the release (after releasing in the provider's console) once nothing blocks it;
+    /// prints the final bill.
+    Release(Box<release::ReleaseArgs>),
 }
 
 fn main() -> ExitCode {
@@ -197,5 +207,8 @@ fn main() -> ExitCode {
         Command::Install(args) => install::run_install(&cli.db_path(), args),
         Command::InstallScript(args) => install::run_install_script(args),
         Command::ExportSetup { instance } => install::run_export_setup(&cli.db_path(), instance),
+        Command::Backup(command) => backup::run(&cli.db_path(), command),
+        Command::ReleaseCheck(args) => release::check(&cli.db_path(), args),
+        Command::Release(args) => release::release(&cli.db_path(), args),
     }
 }

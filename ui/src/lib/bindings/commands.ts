@@ -54,6 +54,16 @@ export const COMMANDS = [
   'verify_history',
   'verify_load',
   'earlier_prices',
+  'backup_scan',
+  'backup_run',
+  'backup_cancel',
+  'backup_git_push',
+  'backup_to_file_storage',
+  'backup_history',
+  'backup_status',
+  'release_check',
+  'release_instance',
+  'release_bill',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
