@@ -67,11 +67,7 @@ describe('backup and release', () => {
 
   async function openInstance(name) {
     await goTo(s, 'rentals')
-    const cards = await s.findAll('[data-testid="rental-card"]')
-    let card = null
-    for (const c of cards) if ((await c.text()).includes(name) && !(await c.text()).includes(`${name}-`)) card = c
-    assert.ok(card, `a card for ${name}`)
-    await card.click()
+    await s.click(`[data-testid="rental-card"][data-name="${name}"]`)
     await s.waitFor('[data-testid="screen-instance"] [data-testid="backup-status"]')
   }
 
@@ -87,8 +83,16 @@ describe('backup and release', () => {
     await s.click('[data-testid="connect-next"]')
     await s.waitFor('[data-testid="connect-test"]')
     await s.click('[data-testid="connect-run"]')
-    const accept = await s.findAll('[data-testid="fingerprint-accept"]')
-    if (accept.length > 0) await accept[0].click()
+    // The first instance meets the host key for the first time; the second finds it trusted.
+    const seen = await waitFor(
+      async () => {
+        if ((await s.findAll('[data-testid="connect-success"]')).length > 0) return 'success'
+        if ((await s.findAll('[data-testid="fingerprint-accept"]')).length > 0) return 'accept'
+        return null
+      },
+      { timeoutMs: 30_000, what: 'the host key prompt or a connection' },
+    )
+    if (seen === 'accept') await s.click('[data-testid="fingerprint-accept"]')
     await s.waitFor('[data-testid="connect-success"]', { timeoutMs: 30_000 })
     await s.click('[data-testid="instance-back"]')
   }
