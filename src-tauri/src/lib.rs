@@ -110,6 +110,16 @@ app_commands![
     team::team_status,
     team::team_conflicts,
     team::team_disconnect,
+    backup::backup_scan,
+    backup::backup_run,
+    backup::backup_cancel,
+    backup::backup_git_push,
+    backup::backup_to_file_storage,
+    backup::backup_history,
+    backup::backup_status,
+    backup::release_check,
+    backup::release_instance,
+    backup::release_bill,
 ];
 
 pub fn run() {

@@ -17,6 +17,7 @@ macro_rules! esay {
     };
 }
 
+mod backup;
 mod cost;
 mod estimate;
 mod estimate_cost;
@@ -30,6 +31,7 @@ mod monitor;
 mod output;
 mod parse;
 mod remind;
+mod release;
 mod rent_vs_buy;
 mod rule_flags;
 mod ssh;
@@ -163,6 +165,14 @@ enum Command {
     /// Share the ledger with a team through PostgreSQL (connect, sync, status, disconnect).
     #[command(subcommand)]
     Team(team::TeamCommand),
+    /// Find what would be lost with the instance, and save it here.
+    #[command(subcommand)]
+    Backup(backup::BackupCommand),
+    /// Run the release checklist live on the instance and record the result.
+    ReleaseCheck(Box<release::ReleaseCheckArgs>),
+    /// Record the release (after releasing in the provider's console) once nothing blocks it;
+    /// prints the final bill.
+    Release(Box<release::ReleaseArgs>),
 }
 
 fn main() -> ExitCode {
@@ -220,5 +230,8 @@ fn main() -> ExitCode {
         Command::Watchdog(command) => watchdog::run(command),
         Command::Stop(args) => stop::run(&cli.db_path(), args),
         Command::Team(command) => team::run(&cli.db_path(), command),
+        Command::Backup(command) => backup::run(&cli.db_path(), command),
+        Command::ReleaseCheck(args) => release::check(&cli.db_path(), args),
+        Command::Release(args) => release::release(&cli.db_path(), args),
     }
 }

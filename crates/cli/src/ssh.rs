@@ -84,7 +84,7 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         .unwrap_or_else(|err| panic!("cannot start the async runtime: {err}"))
 }
 
-async fn connect(args: &SshArgs) -> Result<SshTarget, ExitCode> {
+pub(crate) async fn connect(args: &SshArgs) -> Result<SshTarget, ExitCode> {
     let request = args.request()?;
     request.connect().await.map_err(|err| fail_ssh(&err))
 }

@@ -3,6 +3,7 @@
 //! The desktop shell (`src-tauri`) and the CLI (`crates/cli`) are thin adapters over the
 //! functions here, so both behave the same and both are tested through the same code.
 
+pub mod backup;
 pub mod billing;
 pub mod catalog;
 pub mod clock;
@@ -17,6 +18,7 @@ pub mod paths;
 pub mod probe;
 pub mod redact;
 pub mod remind;
+pub mod release;
 pub mod settings;
 pub mod shell;
 pub mod ssh;

@@ -136,6 +136,18 @@ impl russh::server::Handler for SshSide {
         Ok(())
     }
 
+    /// Like an SFTP-only account (`ForceCommand internal-sftp`), it runs no commands: the
+    /// request is refused at once, so a client falls back to SFTP instead of waiting.
+    async fn exec_request(
+        &mut self,
+        id: ChannelId,
+        _: &[u8],
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        session.channel_failure(id)?;
+        Ok(())
+    }
+
     async fn subsystem_request(
         &mut self,
         id: ChannelId,

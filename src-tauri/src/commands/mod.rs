@@ -5,6 +5,7 @@
 #![allow(clippy::needless_pass_by_value)]
 
 pub mod app;
+pub mod backup;
 pub mod billing;
 pub mod catalog;
 pub mod explain;

@@ -52,3 +52,24 @@ export function formatNumber(value: string, locale: string): string {
     return value
   }
 }
+
+/** A byte count for people: 1.5 GB, 320 kB (decimal units, as disks are sold). */
+export function formatBytes(bytes: number, locale: string): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB']
+  let value = bytes
+  let unit = 0
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000
+    unit += 1
+  }
+  const digits = unit === 0 || value >= 100 ? 0 : 1
+  return `${new Intl.NumberFormat(locale, { maximumFractionDigits: digits }).format(value)} ${units[unit]}`
+}
+
+/** Seconds left as `1 h 05 min`, `3 min`, `12 s`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds))
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`
+  if (s >= 60) return `${Math.round(s / 60)} min`
+  return `${s} s`
+}

@@ -17,6 +17,8 @@ export type Route =
   | { name: 'terminal'; instance: string }
   /** `job`: follow this job's log instead of choosing a recipe. */
   | { name: 'install'; instance: string; job?: string }
+  | { name: 'backup'; instance: string }
+  | { name: 'release'; instance: string }
 
 export type Section = 'rentals' | 'choose-gpu' | 'new-rental' | 'estimate' | 'settings' | 'team'
 

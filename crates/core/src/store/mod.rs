@@ -13,6 +13,7 @@
 //! failure to open means and offers the ways out (a read-only copy, a fresh start that keeps the
 //! old file).
 
+pub mod backups;
 mod error;
 pub mod gpu_minutes;
 pub mod instance_plans;

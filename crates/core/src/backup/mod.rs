@@ -1,0 +1,41 @@
+//! Back up: find what would be lost with the instance and save it before a release (or the
+//! provider's wipe of a stopped instance) takes it.
+//!
+//! - `script` + `parse`: the at-risk scan as one remote bash script over the chosen roots (git
+//!   repositories and what is unpushed or uncommitted, weights and checkpoints, files changed
+//!   since the last backup, environments, GPU processes and the folders they work in, disks),
+//!   read by a pure parser that survives anything the instance prints;
+//! - `provider`: what each provider keeps (data disk, file storage, wipe rule, console);
+//! - `run` + `packed`: downloads with a local free-space check, SFTP (resume, SHA-256 both sides)
+//!   for files and large ones, one tar stream for folders of many small files, every remote
+//!   name checked by `ssh::safe_name` before anything is written;
+//! - `actions`: the environment export, `git push`, the copy into the provider's file storage;
+//! - `record`: every backup in SQLite, which the release check reads.
+
+mod actions;
+mod error;
+mod packed;
+mod parse;
+mod provider;
+pub mod record;
+mod report;
+mod run;
+mod scan;
+mod script;
+
+pub use actions::{copy_to_file_storage, export_environment, git_push};
+pub use error::BackupError;
+pub use packed::{download_packed, parse_manifest, unpack, PackedReport};
+pub use parse::{parse_scan, StorageLayout};
+pub use provider::{provider_notes, storage_of, ProviderStorage, KNOWN_DATA_DISKS};
+pub use record::{BackupItem, BackupRecord, ItemKind};
+pub use report::{
+    AtRiskReport, ChangedFiles, DiskKind, DiskUse, Environment, GpuWork, RepoAtRisk, ScanNote,
+    WeightItem,
+};
+pub use run::{
+    check_space, local_name, parse_plan, plan, run, BackupProgress, BackupSink, PlannedPath,
+    RunRequest, PACK_BELOW_AVERAGE,
+};
+pub use scan::{scan, scan_recorded, InstanceContext, ScanOptions};
+pub use script::{ScanScript, MAX_REPOS, MAX_WEIGHTS, SKIPPED_FOLDERS, WEIGHT_PATTERNS};
