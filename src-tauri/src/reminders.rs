@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use leasehold_core::remind::{self, schedule, Observations, Reminder, ReminderKind};
+use leasehold_core::remind::{self, schedule, Reminder, ReminderKind};
 use leasehold_core::webhook::{self, saved, WebhookMessage};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Manager};
@@ -131,13 +131,6 @@ pub fn start(app: &AppHandle) {
     tauri::async_runtime::spawn(async move { run(app).await });
 }
 
-/// What other modules observed that the triggers use. The GPU samples and the last backups come
-/// from the `monitor` and `backup` modules; until they record them, `gpu_idle` and a backup
-/// found are never reported and `backup_missing` counts every instance as never backed up.
-async fn observations(_state: &AppState) -> Observations {
-    Observations::default()
-}
-
 async fn run(app: AppHandle) {
     let mut last: Option<DateTime<Utc>> = None;
     loop {
@@ -171,8 +164,7 @@ async fn tick_once(
     board: &ReminderBoard,
     now: DateTime<Utc>,
 ) -> Result<(), leasehold_core::ApiError> {
-    let observed = observations(state).await;
-    let (rules, due) = remind::due_in_store(&state.store, &observed, now).await?;
+    let (rules, due) = remind::due_observed(&state.store, now).await?;
     let tick = schedule::tick(&state.store, &due, &rules, now, &chrono::Local).await?;
     board.set(Board {
         open: tick.open,

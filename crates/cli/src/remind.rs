@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use chrono::{DateTime, Utc};
-use leasehold_core::remind::{self, Observations, ReminderKind};
+use leasehold_core::remind::{self, ReminderKind};
 use leasehold_core::ssh::Secret;
 use leasehold_core::store::Store;
 use leasehold_core::webhook::{self, Retry, WebhookMessage, WebhookTarget};
@@ -89,7 +89,7 @@ fn due(db: &Path, at: Option<&str>, json: bool) -> Result<ExitCode, ExitCode> {
         runtime()?
             .block_on(async {
                 let store = Store::open(db).await?;
-                let result = remind::due_in_store(&store, &Observations::default(), now).await;
+                let result = remind::due_observed(&store, now).await;
                 store.close().await;
                 result
             })

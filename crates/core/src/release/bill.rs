@@ -1,8 +1,8 @@
 //! The final bill: what the rental cost in all, over how many hours, what one hour of real GPU
 //! work cost, the backups that were saved and the reasons given for releasing despite a check.
 //!
-//! GPU-busy hours come from monitoring (another module); the bill takes them as an input and
-//! says "not measured" when there are none.
+//! GPU-busy hours come from monitoring: given by the caller, or else read from the monitor's minute
+//! history of the instance; the bill says "not measured" when neither has any.
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -59,13 +59,31 @@ fn per_hour(total: Decimal, hours: Decimal) -> Option<Decimal> {
     (hours > Decimal::ZERO).then(|| (total / hours).round_dp(2))
 }
 
-/// The final bill of instance `name` as of `now` (normally its release time).
+/// GPU-busy hours the monitor recorded for instance `name` up to `now`; `None` when it never
+/// watched it (or its history cannot be read: a bill is still worth showing without them).
+pub async fn observed_busy_hours(store: &Store, name: &str, now: DateTime<Utc>) -> Option<Decimal> {
+    match crate::monitor::history::busy_hours(store, name, now).await {
+        Ok(hours) if hours.observed_hours > Decimal::ZERO => Some(hours.busy_hours),
+        Ok(_) => None,
+        Err(err) => {
+            tracing::warn!(%err, "the GPU history could not be read for the bill");
+            None
+        }
+    }
+}
+
+/// The final bill of instance `name` as of `now` (normally its release time). `busy_hours`:
+/// what the caller measured, or `None` for what the monitor's history says.
 pub async fn final_bill(
     store: &Store,
     name: &str,
     now: DateTime<Utc>,
     busy_hours: Option<Decimal>,
 ) -> Result<FinalBill, ReleaseError> {
+    let busy_hours = match busy_hours {
+        Some(hours) => Some(hours),
+        None => observed_busy_hours(store, name, now).await,
+    };
     let report = ledger::cost(store, name, now)
         .await
         .map_err(unknown(name))?;

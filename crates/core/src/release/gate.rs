@@ -46,7 +46,7 @@ pub fn parse_override(text: &str) -> Result<(String, String), ReleaseError> {
 }
 
 /// Release instance `request.name` at `at` when nothing blocks it; `busy_hours` are the GPU-busy
-/// hours monitoring saw (`None` when it saw none).
+/// hours the caller measured (`None`: the monitor's history, if it watched the instance).
 pub async fn release(
     store: &Store,
     request: ReleaseRequest,

@@ -11,6 +11,7 @@
 
 mod error;
 mod kind;
+pub mod observe;
 pub mod rules;
 pub mod samples;
 pub mod schedule;
@@ -44,5 +45,21 @@ pub async fn due_in_store(
     };
     let all = histories(store).await?;
     let due = due_now(&all, observations, &rules, now)?;
+    Ok((rules, due))
+}
+
+/// Like [`due_in_store`], with what the other modules recorded in the same store: the GPU
+/// minutes the monitor wrote (for `gpu_idle`) and the backups recorded (for `backup_missing`). What the app's scheduler and `remind due` use.
+pub async fn due_observed(
+    store: &Store,
+    now: DateTime<Utc>,
+) -> Result<(ReminderRules, Vec<Reminder>), RemindError> {
+    let rules = {
+        let mut conn = store.pool().acquire().await?;
+        rules::load(&mut conn).await?
+    };
+    let all = histories(store).await?;
+    let observations = observe::gather(store, &all, &rules, now).await?;
+    let due = due_now(&all, &observations, &rules, now)?;
     Ok((rules, due))
 }

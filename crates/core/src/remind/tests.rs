@@ -495,3 +495,74 @@ fn kinds_are_named_the_same_in_json_and_in_text() {
         assert_eq!(ReminderKind::parse(kind.as_str()).expect("parses"), kind);
     }
 }
+
+/// Writes one minute of the monitor's history for each GPU of `instance`.
+async fn monitor_minute(store: &Store, instance: i64, minute: i64, utilisation: &[f64]) {
+    let mut conn = store.pool().acquire().await.expect("connection");
+    for (gpu, average) in utilisation.iter().enumerate() {
+        let row = crate::store::gpu_minutes::GpuMinuteRow {
+            instance_id: instance,
+            gpu_index: i64::try_from(gpu).expect("small"),
+            minute: at(minute),
+            samples: 60,
+            utilization_avg: *average,
+            utilization_max: average.ceil() as i64,
+            memory_used_max_mib: 1024,
+            memory_total_mib: 81_920,
+            power_avg_w: Some(60.0),
+        };
+        crate::store::gpu_minutes::merge(&mut conn, &row)
+            .await
+            .expect("minute written");
+    }
+}
+
+#[tokio::test]
+async fn the_monitors_minute_history_in_the_store_drives_gpu_idle() {
+    let store = Store::open_in_memory().await.expect("store");
+    let id = rental(&store, "2xa100", None, None).await;
+    for minute in 0..=10 {
+        monitor_minute(&store, id, minute, &[95.0, 91.5]).await;
+    }
+    for minute in 11..=45 {
+        monitor_minute(&store, id, minute, &[0.0, 2.5]).await;
+    }
+    let (_, before) = super::due_observed(&store, at(40)).await.expect("due");
+    assert!(before.is_empty(), "idle for 29 minutes only: {before:?}");
+    let (_, idle) = super::due_observed(&store, at(41)).await.expect("due");
+    assert_eq!(kinds(&idle), [ReminderKind::GpuIdle]);
+    assert_eq!(idle[0].due_at, at(41));
+
+    // The history stops (the app was closed): an hour later nobody knows, so nothing fires.
+    let (_, stale) = super::due_observed(&store, at(105)).await.expect("due");
+    assert!(stale.is_empty(), "old minutes prove nothing: {stale:?}");
+}
+
+#[tokio::test]
+async fn a_backup_recorded_in_the_store_answers_backup_missing() {
+    let store = Store::open_in_memory().await.expect("store");
+    let id = rental(&store, "h100", None, Some("2")).await;
+    let (_, near) = super::due_observed(&store, at(95)).await.expect("due");
+    assert_eq!(
+        kinds(&near),
+        [ReminderKind::ReleaseDue, ReminderKind::BackupMissing]
+    );
+
+    let mut conn = store.pool().acquire().await.expect("connection");
+    let backup = crate::store::backups::BackupRow {
+        id: 0,
+        instance_id: Some(id),
+        target: "root@gpu:22".into(),
+        local_dir: "/backups/h100".into(),
+        started_at: at(55),
+        finished_at: at(60),
+        files: 3,
+        bytes: 4096,
+    };
+    crate::store::backups::insert_backup(&mut conn, &backup)
+        .await
+        .expect("backup recorded");
+    drop(conn);
+    let (_, after) = super::due_observed(&store, at(95)).await.expect("due");
+    assert_eq!(kinds(&after), [ReminderKind::ReleaseDue]);
+}

@@ -282,8 +282,22 @@ async fn server_lists(
 
 /// The team views as of `now`: from the working copy, with the server's member list and budgets
 /// when it answers (offline, the status says so and shows what the last sync brought).
+/// The idle stretches come from this laptop's monitor history (`monitor::history::idle_streak`):
+/// an instance nobody here watches has none, so it is never called "left running" on a guess.
 pub async fn status(store: &Store, now: DateTime<Utc>) -> Result<TeamStatus, TeamError> {
-    status_with_idle(store, &std::collections::HashMap::new(), now).await
+    let mut idle = std::collections::HashMap::new();
+    for instance in views::instances(store, now).await? {
+        if !instance.is_running() {
+            continue;
+        }
+        // A history that cannot be read proves nothing about idleness; the view goes on without it.
+        if let Ok(Some(streak)) =
+            crate::monitor::history::idle_streak(store, &instance.name, now).await
+        {
+            idle.insert(instance.uid.clone(), streak.minutes);
+        }
+    }
+    status_with_idle(store, &idle, now).await
 }
 
 /// [`status`] with each instance's current idle stretch in minutes by instance uid (the
