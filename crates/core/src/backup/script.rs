@@ -67,9 +67,11 @@ impl ScanScript {
             .as_deref()
             .map(|p| format!("PATH={}:\"$PATH\"; export PATH\n", quote(p)))
             .unwrap_or_default();
+        // Whole seconds would count a file written earlier in the backup's own second as
+        // changed after it; GNU find takes `@SECONDS.NANOS`.
         let since = self
             .since
-            .map(|t| t.timestamp().to_string())
+            .map(|t| format!("{}.{:09}", t.timestamp(), t.timestamp_subsec_nanos()))
             .unwrap_or_default();
         let skipped = SKIPPED_FOLDERS
             .iter()
