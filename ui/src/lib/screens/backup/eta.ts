@@ -7,7 +7,7 @@ export interface Sample {
 }
 
 /** Keep the samples of the last `windowMs` and return the new list. */
-export function addSample(samples: Sample[], progress: BackupProgress, at: number, windowMs = 5000): Sample[] {
+export function addTransferSample(samples: Sample[], progress: BackupProgress, at: number, windowMs = 5000): Sample[] {
   const kept = samples.filter((s) => at - s.at <= windowMs && s.bytes <= progress.bytes_done)
   return [...kept, { at, bytes: progress.bytes_done }]
 }
