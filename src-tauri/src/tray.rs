@@ -3,12 +3,10 @@
 //! has no tray (a bare X server, GNOME without the indicator extension) building it may fail or
 //! show nothing: the app then quits when its window closes, as before.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
-use leasehold_core::billing::{ledger, InstanceState, InstanceSummary};
-use rust_decimal::Decimal;
+use leasehold_core::billing::{ledger, InstanceSummary};
 use serde::Serialize;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
@@ -58,18 +56,10 @@ fn lines(
     summaries: &[InstanceSummary],
     labels: &TrayLabels,
 ) -> (Vec<(String, String)>, Option<String>) {
-    let billing: Vec<&InstanceSummary> = summaries
-        .iter()
-        .filter(|s| {
-            s.state.is_some_and(|st| st != InstanceState::Released)
-                && s.burn_rate_per_hour > Decimal::ZERO
-        })
-        .collect();
-    let mut totals: BTreeMap<String, Decimal> = BTreeMap::new();
+    let (billing, totals) = leasehold_core::billing::report::billing_now(summaries);
     let items = billing
         .iter()
         .map(|s| {
-            *totals.entry(s.currency.code().to_owned()).or_default() += s.burn_rate_per_hour;
             let rate = labels
                 .per_hour
                 .replace("{rate}", &s.burn_rate_per_hour.to_string())
@@ -202,10 +192,7 @@ async fn quit_or_ask(app: &AppHandle) {
             .await
             .unwrap_or_default()
             .iter()
-            .filter(|s| {
-                s.state.is_some_and(|st| st != InstanceState::Released)
-                    && s.burn_rate_per_hour > Decimal::ZERO
-            })
+            .filter(|s| s.is_billing())
             .count(),
     };
     if billing == 0 {

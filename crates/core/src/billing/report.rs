@@ -257,6 +257,32 @@ pub struct InstanceSummary {
     pub as_of: DateTime<Utc>,
 }
 
+impl InstanceSummary {
+    /// Costing money right now: not released, and burning at more than zero an hour.
+    pub fn is_billing(&self) -> bool {
+        self.state.is_some_and(|s| s != InstanceState::Released)
+            && self.burn_rate_per_hour > Decimal::ZERO
+    }
+}
+
+/// The instances billing now, and their burn rates summed per currency code (never across
+/// currencies), as the tray shows them.
+pub fn billing_now(
+    summaries: &[InstanceSummary],
+) -> (
+    Vec<&InstanceSummary>,
+    std::collections::BTreeMap<String, Decimal>,
+) {
+    let billing: Vec<&InstanceSummary> = summaries.iter().filter(|s| s.is_billing()).collect();
+    let mut totals = std::collections::BTreeMap::new();
+    for summary in &billing {
+        *totals
+            .entry(summary.currency.code().to_owned())
+            .or_insert(Decimal::ZERO) += summary.burn_rate_per_hour;
+    }
+    (billing, totals)
+}
+
 /// One event as shown on the instance's timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(export)]

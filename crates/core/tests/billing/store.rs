@@ -337,3 +337,25 @@ async fn the_recommender_prices_a_gpu_with_what_its_newest_rental_cost() {
         leasehold_core::catalog::PriceOrigin::EarlierRental
     );
 }
+
+#[tokio::test]
+async fn billing_now_lists_what_costs_money_and_sums_burn_per_currency() {
+    let store = fresh().await;
+    for (name, price) in [("a", "2.50"), ("b", "1.25"), ("gone", "9")] {
+        ledger::add_instance(&store, &new_instance(name, price), h(0))
+            .await
+            .expect("add");
+        ledger::record(&store, name, PowerAction::Start, h(0))
+            .await
+            .expect("start");
+    }
+    ledger::record(&store, "gone", PowerAction::Release, h(1))
+        .await
+        .expect("release");
+    let summaries = ledger::list(&store, h(2)).await.expect("list");
+    let (billing, totals) = leasehold_core::billing::report::billing_now(&summaries);
+    let names: Vec<&str> = billing.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(totals.len(), 1);
+    assert_eq!(totals["CNY"], d("3.75"));
+}
