@@ -42,7 +42,30 @@ fn pid_alive(pid: u32) -> bool {
 
 #[tokio::test]
 async fn a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once() {
-    if !netns::can_run("a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once") {
+    // Keepalive every second: the transport itself notices the dead link within the cut.
+    cut_link_during_attach(
+        "a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once",
+        Duration::from_secs(1),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_link_dead_without_the_transport_noticing_is_found_by_the_heartbeat() {
+    // Keepalive far longer than the cut: only the log stream's heartbeat going silent can tell
+    // that the link died, and the attach must dial a fresh connection (the old one would
+    // otherwise come back by TCP retransmission after the cut, with no reconnect at all).
+    cut_link_during_attach(
+        "a_link_dead_without_the_transport_noticing_is_found_by_the_heartbeat",
+        Duration::from_secs(120),
+    )
+    .await;
+}
+
+/// Attach to a job printing ~1.1 MB over ~6 s, cut the link at 1 s for 5 s, and check that the
+/// attach dialled again and delivered the log exactly, ending with the job's own exit code.
+async fn cut_link_during_attach(name: &str, keepalive: Duration) {
+    if !netns::can_run(name) {
         return;
     }
     let link = DelayLink::start_with(LinkOptions {
@@ -71,8 +94,7 @@ async fn a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once() {
     let options = ConnectOptions {
         known_hosts: KnownHosts::only(scratch.path().join("known_hosts")),
         accept_new_host_key: true,
-        // Notice the dead link within seconds rather than TCP's minutes.
-        keepalive: Duration::from_secs(1),
+        keepalive,
         reconnect_window: Duration::from_secs(30),
         ..ConnectOptions::default()
     };
@@ -108,22 +130,29 @@ async fn a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once() {
         std::future::pending::<()>().await;
     };
     let mut collect = |chunk: &[u8]| got.extend_from_slice(chunk);
-    let end = tokio::select! {
-        end = job::attach(
+    let attach = tokio::time::timeout(
+        // A guard against a hang, not a speed test: the job itself ends after ~6 s.
+        Duration::from_secs(120),
+        job::attach(
             &target,
             &JobRoot::Home,
             &id,
             &mut offset,
             &mut collect,
             AttachOptions::default(),
-        ) => end.expect("attach ends with the job"),
+        ),
+    );
+    let end = tokio::select! {
+        end = attach => end
+            .expect("attach hung: the dead link was never noticed")
+            .expect("attach ends with the job"),
         () = cutter => unreachable!(),
     };
     assert_eq!(end.state, JobState::Failed, "exit 5 is reported as failed");
     assert_eq!(end.exit_code, Some(5), "the job's own exit code");
     assert!(
         saw_reconnect.await.unwrap_or(false),
-        "the link really dropped while attached"
+        "the link really dropped while attached, and a fresh connection was dialled"
     );
     assert_eq!(offset, got.len() as u64, "offset = bytes delivered");
     assert_eq!(end.log_bytes, offset, "every byte of the log was delivered");

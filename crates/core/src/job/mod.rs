@@ -15,6 +15,7 @@ mod error;
 pub mod record;
 mod script;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -278,8 +279,11 @@ pub async fn remove(target: &dyn Target, root: &JobRoot, id: &JobId) -> Result<b
 pub struct AttachOptions {
     /// Give up (the job goes on) after the link has been down this long without a byte.
     pub give_up_after: Duration,
-    /// Pause between reconnect attempts.
+    /// Pause between reconnect attempts after a failed one.
     pub retry_every: Duration,
+    /// A log stream silent this long (no byte, no heartbeat) counts as a dead link: it is
+    /// dropped and a fresh connection continues from the offset. Three missed heartbeats.
+    pub silent_after: Duration,
 }
 
 impl Default for AttachOptions {
@@ -287,7 +291,68 @@ impl Default for AttachOptions {
         Self {
             give_up_after: Duration::from_secs(10 * 60),
             retry_every: Duration::from_secs(1),
+            silent_after: script::HEARTBEAT_EVERY * 3 + Duration::from_millis(500),
         }
+    }
+}
+
+/// How a log stream ended, as `attach` sees it.
+enum Streamed {
+    Ended(Result<Option<u32>, TargetError>),
+    /// Nothing came for `silent_after` although the stream had been heard.
+    WentSilent,
+}
+
+/// A log stream's end, and whether anything (a byte or a heartbeat) came through it.
+struct StreamEnd {
+    how: Streamed,
+    heard: bool,
+}
+
+/// Run the log stream from `*offset`, counting each stdout byte into `*offset` and handing it to
+/// `sink`, and watch it: once it has been heard, a silence past `silent_after` ends it.
+async fn stream_once(
+    target: &dyn Target,
+    root: &JobRoot,
+    id: &JobId,
+    offset: &mut u64,
+    sink: &mut (dyn FnMut(&[u8]) + Send),
+    silent_after: Duration,
+) -> StreamEnd {
+    let spec = CommandSpec::new(script::stream(root, id, *offset))
+        // The stream lasts as long as the job; the heartbeat watch below notices a dead link.
+        .timeout(Duration::from_secs(365 * 24 * 3600));
+    let base = Instant::now();
+    // Milliseconds after `base` when the stream was last heard; NEVER until the first byte
+    // (connecting may take long on a slow link, and must not be cut short by the watch).
+    const NEVER: u64 = u64::MAX;
+    let heard = AtomicU64::new(NEVER);
+    let mut on_chunk = |stream: OutputStream, chunk: &[u8]| {
+        if stream == OutputStream::Stdout {
+            sink(chunk);
+            *offset += chunk.len() as u64;
+        }
+        let at = u64::try_from(base.elapsed().as_millis()).unwrap_or(NEVER - 1);
+        heard.store(at, Ordering::Relaxed);
+    };
+    let run = target.run_streaming(&spec, &mut on_chunk);
+    let watch = async {
+        let tick = (silent_after / 4).max(Duration::from_millis(50));
+        loop {
+            tokio::time::sleep(tick).await;
+            let last = heard.load(Ordering::Relaxed);
+            if last != NEVER && base.elapsed() > Duration::from_millis(last) + silent_after {
+                return;
+            }
+        }
+    };
+    let how = tokio::select! {
+        ended = run => Streamed::Ended(ended),
+        () = watch => Streamed::WentSilent,
+    };
+    StreamEnd {
+        how,
+        heard: heard.load(Ordering::Relaxed) != NEVER,
     }
 }
 
@@ -295,7 +360,9 @@ impl Default for AttachOptions {
 /// status. `*offset` always equals the bytes handed to `sink` so far plus where it started, also
 /// when this future is dropped (Ctrl-C, window closed) — keep it, and the next attach continues
 /// at exactly that byte. A dropped link is redialled (the target reconnects by itself) and the
-/// stream resumes from `*offset`.
+/// stream resumes from `*offset`. A link that died without the transport noticing is found by
+/// the stream's heartbeat going silent ([`AttachOptions::silent_after`]); the target is then told
+/// to dial afresh at once rather than wait for TCP to give up on the old connection.
 pub async fn attach(
     target: &dyn Target,
     root: &JobRoot,
@@ -306,26 +373,23 @@ pub async fn attach(
 ) -> Result<JobStatus, JobError> {
     let mut down_since: Option<Instant> = None;
     loop {
-        let spec = CommandSpec::new(script::stream(root, id, *offset))
-            // The stream lasts as long as the job; the link's own keepalive notices a dead link.
-            .timeout(Duration::from_secs(365 * 24 * 3600));
-        let streamed = {
-            let position = &mut *offset;
-            let sink = &mut *sink;
-            let mut on_chunk = |stream: OutputStream, chunk: &[u8]| {
-                if stream == OutputStream::Stdout {
-                    sink(chunk);
-                    *position += chunk.len() as u64;
-                }
-            };
-            target.run_streaming(&spec, &mut on_chunk).await
-        };
-        let trouble = match streamed {
-            Ok(Some(0)) => None,
-            Ok(Some(script::EXIT_NO_LOG)) => None,
-            Ok(other) => Some(format!("the log stream ended with {other:?}")),
-            Err(err) if link_trouble(&err) => Some(err.to_string()),
-            Err(err) => return Err(err.into()),
+        let streamed = stream_once(target, root, id, offset, sink, options.silent_after).await;
+        if streamed.heard {
+            down_since = None;
+        }
+        let trouble = match streamed.how {
+            Streamed::Ended(Ok(Some(0) | Some(script::EXIT_NO_LOG))) => None,
+            Streamed::Ended(Ok(other)) => Some(format!("the log stream ended with {other:?}")),
+            Streamed::Ended(Err(err)) if link_trouble(&err) => Some(err.to_string()),
+            Streamed::Ended(Err(err)) => return Err(err.into()),
+            Streamed::WentSilent => {
+                tracing::info!(job = %id, offset = *offset, "the log stream went silent; dialling again");
+                // Dial a fresh connection at once (the target paces its attempts) instead of
+                // waiting for the old one's TCP retransmissions to come through.
+                target.link_stalled().await;
+                down_since.get_or_insert_with(Instant::now);
+                continue;
+            }
         };
         if trouble.is_none() {
             match status(target, root, id).await {
@@ -391,5 +455,7 @@ fn link_trouble(err: &TargetError) -> bool {
     }
 }
 
+#[cfg(test)]
+mod silent_link_tests;
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,10 @@ pub(crate) const EXIT_NO_SETSID: u32 = 18;
 pub(crate) const EXIT_NOT_STARTED: u32 = 19;
 /// Exit status of the log stream when the job folder (or its log) is gone.
 pub(crate) const EXIT_NO_LOG: u32 = 3;
+/// The log stream polls every 0.2 s; after this many idle polls (1 s) it sends a heartbeat.
+const HEARTBEAT_POLLS: u32 = 5;
+/// How often the log stream sends a heartbeat while the log is idle.
+pub(crate) const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The wrapper the job runs as, in its own session (so its own process group). `$1` is the
 /// job folder. It writes its pid first, so the start command can return as soon as it exists.
@@ -122,10 +126,16 @@ exit 0
 /// decided *before* the log size is read, so once it is over the size read is final and every
 /// byte is sent exactly once. Bytes are cut with `tail -c +K | head -c N` so nothing past the
 /// size read goes out in this round.
+///
+/// While the log is idle a newline goes to stderr once a second (and once at the start): the
+/// heartbeat by which the reader tells a quiet job from a dead link (see `attach`). It never
+/// mixes with the log, which is stdout only.
 pub(crate) fn stream(root: &JobRoot, id: &JobId, offset: u64) -> String {
     format!(
         r#"{dir}{HELPERS}[ -f "$d/log" ] || exit {no_log}
 off={offset}
+idle=0
+printf '\n' >&2
 while :; do
   over=0
   pid=$(cat "$d/pid" 2>/dev/null)
@@ -136,16 +146,20 @@ while :; do
   if [ "$size" -gt "$off" ]; then
     tail -c +$((off + 1)) "$d/log" | head -c $((size - off)) || exit 1
     off=$size
+    idle=0
   elif [ "$over" = 1 ]; then
     exit 0
   else
     sleep 0.2
+    idle=$((idle + 1))
+    if [ "$idle" -ge {beats} ]; then printf '\n' >&2 || exit 1; idle=0; fi
   fi
   [ "$over" = 0 ] || exit 0
 done
 "#,
         dir = dir_assignment(root, id),
         no_log = EXIT_NO_LOG,
+        beats = HEARTBEAT_POLLS,
     )
 }
 

@@ -167,13 +167,26 @@ pub(crate) async fn connect(
     credentials: &Credentials,
     options: &ConnectOptions,
 ) -> Result<Connection, SshError> {
+    connect_attempt(destination, credentials, options, None).await
+}
+
+/// [`connect`], with the first TCP connect given up after `tcp_limit` (see `redial`: an attempt
+/// whose SYN was lost is replaced by a fresh one rather than waiting out TCP's retransmission).
+pub(crate) async fn connect_attempt(
+    destination: &Destination,
+    credentials: &Credentials,
+    options: &ConnectOptions,
+    tcp_limit: Option<Duration>,
+) -> Result<Connection, SshError> {
     let mut via: Option<Arc<Connection>> = None;
     for hop in &destination.jump {
         let hop_credentials = jump_host_credentials(hop);
-        let connection = connect_hop(hop, via.clone(), &hop_credentials, options).await?;
+        let limit = if via.is_none() { tcp_limit } else { None };
+        let connection = connect_hop(hop, via.clone(), &hop_credentials, options, limit).await?;
         via = Some(Arc::new(connection));
     }
-    connect_hop(destination, via, credentials, options).await
+    let limit = if via.is_none() { tcp_limit } else { None };
+    connect_hop(destination, via, credentials, options, limit).await
 }
 
 async fn connect_hop(
@@ -181,6 +194,7 @@ async fn connect_hop(
     via: Option<Arc<Connection>>,
     credentials: &Credentials,
     options: &ConnectOptions,
+    tcp_limit: Option<Duration>,
 ) -> Result<Connection, SshError> {
     // Ask for the key types this host is known by first, so a host that also has keys of other
     // types proves itself with the one we can check.
@@ -209,11 +223,31 @@ async fn connect_hop(
         outcome: outcome.clone(),
     };
     let steps = &options.observer;
-    let result = connect_hop_steps(hop, via, credentials, options, config, handler, outcome).await;
+    let result = connect_hop_steps(
+        hop,
+        via,
+        credentials,
+        options,
+        HopClient {
+            config,
+            handler,
+            outcome,
+        },
+        tcp_limit,
+    )
+    .await;
     if result.is_err() {
         steps.fail_running();
     }
     result
+}
+
+/// The russh client of one hop: its configuration, the host key judge and where the judge
+/// leaves its reason for a refusal.
+struct HopClient {
+    config: Arc<client::Config>,
+    handler: HostKeyCheck,
+    outcome: Arc<Mutex<Option<SshError>>>,
 }
 
 async fn connect_hop_steps(
@@ -221,17 +255,30 @@ async fn connect_hop_steps(
     via: Option<Arc<Connection>>,
     credentials: &Credentials,
     options: &ConnectOptions,
-    config: Arc<client::Config>,
-    handler: HostKeyCheck,
-    outcome: Arc<Mutex<Option<SshError>>>,
+    hop_client: HopClient,
+    tcp_limit: Option<Duration>,
 ) -> Result<Connection, SshError> {
+    let HopClient {
+        config,
+        handler,
+        outcome,
+    } = hop_client;
     let steps = &options.observer;
     let timeout = hop.connect_timeout.unwrap_or(options.connect_timeout);
     let handshake = async {
         steps.started(ConnectStep::Tcp);
         let result = match &via {
             None => {
-                let stream = tcp_connect(hop).await?;
+                let stream = match tcp_limit {
+                    None => tcp_connect(hop).await?,
+                    Some(limit) => tokio::time::timeout(limit, tcp_connect(hop))
+                        .await
+                        .map_err(|_| SshError::Unreachable {
+                            host: hop.host.clone(),
+                            port: hop.port,
+                            message: format!("no answer to the TCP connect within {limit:?}"),
+                        })??,
+                };
                 steps.done(ConnectStep::Tcp);
                 steps.started(ConnectStep::Handshake);
                 client::connect_stream(config, QuickAckStream::new(stream), handler).await

@@ -26,6 +26,7 @@ mod open;
 mod parse;
 mod pty;
 mod quick_ack;
+mod redial;
 mod safe_name;
 mod secrets;
 mod sftp;

@@ -19,6 +19,7 @@ use super::destination::Destination;
 use super::exec::{collect_until, remote_command_line, run_on_channel, ExitReport};
 use super::fanout::FanOut;
 use super::forward_table::ForwardTable;
+use super::redial::redial;
 use super::SshError;
 use crate::target::{
     CommandOutput, CommandSpec, OutputCollector, OutputStream, Target, TargetError,
@@ -115,7 +116,7 @@ impl SshTarget {
         self.link
             .send_replace(LinkState::Reconnecting { attempt: 1 });
         tracing::info!(target = %self.destination.label(), "reconnecting");
-        match connect_with_retry(
+        match redial(
             &self.destination,
             &self.credentials,
             &self.options,
@@ -136,7 +137,8 @@ impl SshTarget {
         }
     }
 
-    /// Drop the current connection (if any) so the next operation dials again.
+    /// Drop the current connection (if any) so the next operation dials again. Channels still
+    /// open on it keep it until they end (if it was only slow they finish normally).
     pub(crate) async fn forget_connection(&self) {
         if self.connection.lock().await.take().is_some() {
             self.link
@@ -319,6 +321,14 @@ impl Target for SshTarget {
 
     fn describe(&self) -> String {
         self.destination.label()
+    }
+
+    fn link_stalled(&self) -> BoxFuture<'_, ()> {
+        async move {
+            tracing::info!(target = %self.destination.label(), "the link went silent; dialling a fresh connection");
+            self.forget_connection().await;
+        }
+        .boxed()
     }
 }
 

@@ -109,4 +109,12 @@ pub trait Target: Send + Sync {
 
     /// Human-readable name of the target, e.g. `root@region-1.autodl.com:12345` or `this computer`.
     fn describe(&self) -> String;
+
+    /// A caller saw its command go silent past its own heartbeat (see `job::attach`): the link
+    /// is most likely dead although the transport has not noticed yet. A target with a
+    /// connection stops handing it out, so the next command dials a fresh one instead of
+    /// waiting out TCP's retransmission back-off. Others ignore it.
+    fn link_stalled(&self) -> BoxFuture<'_, ()> {
+        async {}.boxed()
+    }
 }
