@@ -28,7 +28,7 @@ use leasehold_core::job::record::{self, NewJob};
 use leasehold_core::job::{JobId, JobRoot};
 use leasehold_core::ssh::{
     parse_ssh_command, ConnectOptions, ConnectRequest, Credentials, Destination, KeyFile,
-    KnownHosts, SshTarget,
+    KnownHosts, LinkState, SshTarget,
 };
 use leasehold_core::store::Store;
 use leasehold_testkit::delay_link::DelayLink;
@@ -421,6 +421,20 @@ async fn reattach(bench: &Bench, args: &Args, rtt: Duration) -> BenchResult<()> 
     let lines = 100 * (args.cut_seconds + 12);
     let script = format!("i=0; while [ $i -lt {lines} ]; do printf '%010d {PAYLOAD}\\n' $i; i=$((i+1)); sleep 0.01; done");
     let id = bench.start_job(&target, "cut", &script).await?;
+    // When the follow code gave up on the old connection and when a fresh one was up.
+    let link_changes: Arc<Mutex<Vec<(Instant, LinkState)>>> = Arc::default();
+    let watcher = {
+        let mut states = target.link_state();
+        let link_changes = link_changes.clone();
+        tokio::spawn(async move {
+            while states.changed().await.is_ok() {
+                let state = *states.borrow_and_update();
+                if let Ok(mut changes) = link_changes.lock() {
+                    changes.push((Instant::now(), state));
+                }
+            }
+        })
+    };
     let arrivals: Arc<Mutex<Vec<(Instant, usize)>>> = Arc::default();
     let received = Arc::new(Mutex::new(Received::default()));
     let follow = {
@@ -445,7 +459,9 @@ async fn reattach(bench: &Bench, args: &Args, rtt: Duration) -> BenchResult<()> 
         bench.link.restore();
         Instant::now()
     };
+    let cut_at = Instant::now() + Duration::from_secs(3);
     let (status, restored) = tokio::join!(follow, cutter);
+    watcher.abort();
     let status = status.map_err(|e| format!("follow across the cut: {e}"))?;
     let first_after = arrivals
         .lock()
@@ -472,6 +488,28 @@ async fn reattach(bench: &Bench, args: &Args, rtt: Duration) -> BenchResult<()> 
             latency.as_secs_f64() / goal.as_secs_f64()
         ),
         None => println!("  no byte arrived after the link was restored"),
+    }
+    let changes = link_changes.lock().map_err(|_| "poisoned")?.clone();
+    let ms = |from: Instant, to: Instant| {
+        if to >= from {
+            format!("{} ms", (to - from).as_millis())
+        } else {
+            format!("-{} ms", (from - to).as_millis())
+        }
+    };
+    let redialled = changes
+        .iter()
+        .find(|(_, state)| matches!(state, LinkState::Reconnecting { .. }));
+    let reconnected = changes
+        .iter()
+        .find(|(at, state)| *at > restored && *state == LinkState::Connected);
+    match (redialled, reconnected) {
+        (Some((gave_up, _)), Some((up, _))) => println!(
+            "  old connection given up {} after the cut; fresh connection up {} after the link was restored",
+            ms(cut_at, *gave_up),
+            ms(restored, *up)
+        ),
+        _ => println!("  no fresh connection: the old one carried on after the cut"),
     }
     println!(
         "  whole log after the cut: {} of {lines} lines, out of order {}, job {}",
