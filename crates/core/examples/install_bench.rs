@@ -418,6 +418,20 @@ async fn reattach(bench: &Bench, args: &Args, rtt: Duration) -> BenchResult<()> 
     let handshake = handshakes[1];
 
     let target = bench.connect().await?;
+    // What one command costs on a live connection (channel open, exec, the remote shell and
+    // sshd's session set-up, exit): the part of a re-attach after the handshake.
+    let mut execs = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        target
+            .exec(&leasehold_core::target::CommandSpec::new("echo x"))
+            .await
+            .map_err(|e| format!("exec: {e}"))?;
+        execs.push(started.elapsed());
+    }
+    let first_exec = execs[0];
+    execs.sort();
+    let exec = execs[2];
     let lines = 100 * (args.cut_seconds + 12);
     let script = format!("i=0; while [ $i -lt {lines} ]; do printf '%010d {PAYLOAD}\\n' $i; i=$((i+1)); sleep 0.01; done");
     let id = bench.start_job(&target, "cut", &script).await?;
@@ -480,6 +494,11 @@ async fn reattach(bench: &Bench, args: &Args, rtt: Duration) -> BenchResult<()> 
         handshake.as_millis(),
         (2 * rtt).as_millis(),
         goal.as_millis()
+    );
+    println!(
+        "  one command on a live connection (channel, exec, remote shell): {} ms (median of 5; the first on a fresh connection {} ms)",
+        exec.as_millis(),
+        first_exec.as_millis()
     );
     match first_after {
         Some(latency) => println!(
