@@ -127,6 +127,9 @@ exit 0
 /// byte is sent exactly once. Bytes are cut with `tail -c +K | head -c N` so nothing past the
 /// size read goes out in this round.
 ///
+/// What the log already holds goes out first, before the job's state is read (a few processes
+/// fewer before a re-attach shows its first new byte).
+///
 /// While the log is idle a newline goes to stderr once a second (and once at the start): the
 /// heartbeat by which the reader tells a quiet job from a dead link (see `attach`). It never
 /// mixes with the log, which is stdout only.
@@ -136,6 +139,12 @@ pub(crate) fn stream(root: &JobRoot, id: &JobId, offset: u64) -> String {
 off={offset}
 idle=0
 printf '\n' >&2
+size=$(wc -c < "$d/log") || exit {no_log}
+size=$((size + 0))
+if [ "$size" -gt "$off" ]; then
+  tail -c +$((off + 1)) "$d/log" | head -c $((size - off)) || exit 1
+  off=$size
+fi
 while :; do
   over=0
   pid=$(cat "$d/pid" 2>/dev/null)
