@@ -569,3 +569,82 @@ async fn a_release_without_any_check_needs_a_recorded_reason() {
     assert_eq!(bill.overrides[0].code, "release.no_check");
     assert_eq!(bill.busy_hours, None, "not measured");
 }
+
+/// The jobs check reads each job recorded as running from the instance first: one that ended
+/// since the app last looked no longer blocks, one still running does.
+#[tokio::test]
+async fn the_jobs_check_reads_recorded_jobs_afresh_from_the_instance() {
+    use leasehold_core::job::record::{self, NewJob};
+    use leasehold_core::job::{self, JobId, JobRoot};
+
+    let setup = Setup::new();
+    let root = setup.host.remote_dir();
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    recorded_instance(&store, "gpu-box").await;
+    let request = leasehold_core::ssh::ConnectRequest {
+        ssh_command: setup.host.ssh_command(),
+        ..Default::default()
+    };
+    let options = std::collections::BTreeMap::new();
+    let mut ids = Vec::new();
+    for (tag, script) in [("ended", "echo trained"), ("training", "sleep 60")] {
+        let id = JobId::parse(&format!("j-release-check-{tag}")).expect("id");
+        let job = NewJob {
+            id: &id,
+            instance: Some("gpu-box"),
+            target: "test",
+            request: &request,
+            name: Some(tag),
+            recipe: None,
+            options: &options,
+            script,
+            now: t0(),
+        };
+        record::start_recorded(&store, &target, &JobRoot::Home, &job)
+            .await
+            .expect("started");
+        ids.push(id);
+    }
+    // Wait until the short job has ended on the instance; the database still says running.
+    for _ in 0..100 {
+        let status = job::status(&target, &JobRoot::Home, &ids[0])
+            .await
+            .expect("status");
+        if status.state.is_over() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let options = ScanOptions {
+        roots: vec![root.to_string_lossy().into_owned()],
+        path_prefix: None,
+    };
+    let outcome = release::check(
+        &store,
+        &target,
+        "gpu-box",
+        &options,
+        t0() + Duration::hours(1),
+    )
+    .await
+    .expect("checked");
+    let jobs = outcome
+        .checks
+        .iter()
+        .find(|c| c.code == "jobs.running")
+        .expect("jobs check");
+    assert_eq!(jobs.status, CheckStatus::Blocked);
+    assert_eq!(
+        jobs.items,
+        vec!["j-release-check-training (training)".to_owned()]
+    );
+    job::cancel(
+        &target,
+        &JobRoot::Home,
+        &ids[1],
+        std::time::Duration::from_secs(1),
+    )
+    .await
+    .expect("cancelled");
+}
