@@ -589,7 +589,11 @@ async fn the_jobs_check_reads_recorded_jobs_afresh_from_the_instance() {
     let options = std::collections::BTreeMap::new();
     let mut ids = Vec::new();
     for (tag, script) in [("ended", "echo trained"), ("training", "sleep 60")] {
-        let id = JobId::parse(&format!("j-release-check-{tag}")).expect("id");
+        // Unique per run: the test user's home (and its job folders) outlives a test.
+        let fresh = JobId::generate(leasehold_core::clock::Clock::now(
+            &leasehold_core::clock::SystemClock,
+        ));
+        let id = JobId::parse(&format!("{fresh}-{tag}")).expect("id");
         let job = NewJob {
             id: &id,
             instance: Some("gpu-box"),
@@ -635,10 +639,7 @@ async fn the_jobs_check_reads_recorded_jobs_afresh_from_the_instance() {
         .find(|c| c.code == "jobs.running")
         .expect("jobs check");
     assert_eq!(jobs.status, CheckStatus::Blocked);
-    assert_eq!(
-        jobs.items,
-        vec!["j-release-check-training (training)".to_owned()]
-    );
+    assert_eq!(jobs.items, vec![format!("{} (training)", ids[1])]);
     job::cancel(
         &target,
         &JobRoot::Home,
@@ -647,4 +648,59 @@ async fn the_jobs_check_reads_recorded_jobs_afresh_from_the_instance() {
     )
     .await
     .expect("cancelled");
+}
+
+/// "Changed since the last backup" compares the instance's file times with a backup start taken
+/// on this computer's clock: with this computer an hour behind the instance, a file written
+/// before the backup still counts as saved and one written after it as changed.
+#[tokio::test]
+async fn changes_since_a_backup_are_judged_on_the_instances_clock() {
+    let setup = Setup::new();
+    let root = setup.host.remote_dir();
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    let instance_now = leasehold_core::clock::Clock::now(&leasehold_core::clock::SystemClock);
+    let laptop_now = instance_now - Duration::hours(1);
+    let before_backup = std::fs::File::create(work.join("saved.txt")).expect("file");
+    before_backup
+        .set_modified((instance_now - Duration::minutes(20)).into())
+        .expect("mtime");
+    std::fs::write(work.join("after.txt"), "written after the backup").expect("file");
+    give_all(&setup, &root);
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    recorded_instance(&store, "gpu-box").await;
+    let started = laptop_now - Duration::minutes(10);
+    backup::record::save(
+        &store,
+        Some("gpu-box"),
+        "test",
+        Path::new("/saved"),
+        started,
+        started + Duration::minutes(1),
+        vec![backup::BackupItem {
+            kind: ItemKind::Folder,
+            remote_path: work.display().to_string(),
+            local_path: Some("/saved/work".into()),
+            files: 1,
+            bytes: 1,
+            sha256: None,
+            detail: None,
+        }],
+    )
+    .await
+    .expect("backup recorded");
+
+    let context = backup::InstanceContext::load(&store, "gpu-box", laptop_now)
+        .await
+        .expect("context");
+    let options = ScanOptions {
+        roots: vec![work.display().to_string()],
+        path_prefix: None,
+    };
+    let report = backup::scan(&target, &options, Some(&context))
+        .await
+        .expect("scanned");
+    let changed = report.changed_since_last_backup.expect("backed up before");
+    assert_eq!(changed.files, 1, "only after.txt changed: {changed:?}");
 }
