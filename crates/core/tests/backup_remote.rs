@@ -704,3 +704,49 @@ async fn changes_since_a_backup_are_judged_on_the_instances_clock() {
     let changed = report.changed_since_last_backup.expect("backed up before");
     assert_eq!(changed.files, 1, "only after.txt changed: {changed:?}");
 }
+
+/// A copy into the provider's file storage lands in its own dated folder there, is recorded
+/// with its size, and a hostile file name is only ever data to it.
+#[tokio::test]
+async fn a_copy_into_file_storage_lands_there_and_is_recorded() {
+    let setup = Setup::new();
+    let root = setup.host.remote_dir();
+    let work = root.join("run $(touch pwned) 'one'");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(work.join("weights.bin"), vec![7u8; 4096]).expect("file");
+    let storage_dir = root.join("autodl-fs");
+    std::fs::create_dir_all(&storage_dir).expect("mkdir");
+    give_all(&setup, &root);
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    recorded_instance(&store, "gpu-box").await;
+    let storage = backup::ProviderStorage {
+        data_disk: None,
+        file_storage: Some(storage_dir.display().to_string()),
+        image_keeps_data_disk: None,
+        console_url: None,
+    };
+    let clock = FixedClock::new(t0() + Duration::hours(1));
+    let record = backup::copy_to_file_storage(
+        &store,
+        &target,
+        Some("gpu-box"),
+        &storage,
+        &work.display().to_string(),
+        &clock,
+    )
+    .await
+    .expect("copied");
+    let copy = storage_dir
+        .join("leasehold-backup/20260301T090000Z")
+        .join(work.file_name().expect("name"))
+        .join("weights.bin");
+    assert_eq!(std::fs::read(&copy).expect("copy exists"), vec![7u8; 4096]);
+    assert!(!root.join("pwned").exists() && !Path::new("pwned").exists());
+    assert_eq!(record.items[0].kind, ItemKind::FileStorage);
+    assert!(record.items[0].bytes >= 4096, "{:?}", record.items[0]);
+    let history = backup::record::history(&store, "gpu-box")
+        .await
+        .expect("history");
+    assert_eq!(history.len(), 1, "the copy is recorded");
+}
