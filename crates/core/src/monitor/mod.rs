@@ -21,6 +21,7 @@ pub mod local;
 pub mod parse;
 pub mod sample;
 mod stream;
+pub mod summary;
 pub mod window;
 
 use std::ops::ControlFlow;
