@@ -25,6 +25,7 @@ mod error;
 pub mod link;
 pub mod pull;
 pub mod push;
+pub mod records;
 pub mod server;
 pub mod views;
 
@@ -146,6 +147,10 @@ pub async fn connect(
             .as_ref()
             .filter(|_| same_team)
             .map_or(0, |p| p.pulled_seq),
+        pulled_record_seq: previous
+            .as_ref()
+            .filter(|_| same_team)
+            .map_or(0, |p| p.pulled_record_seq),
         connected_at: now,
         last_sync_at: previous
             .as_ref()
@@ -159,6 +164,7 @@ pub async fn connect(
             .execute(&mut *tx)
             .await
             .map_err(StoreError::from)?;
+        repo::unshare_records(&mut tx).await?;
     }
     repo::set_link(&mut tx, &row).await?;
     tx.commit().await.map_err(StoreError::from)?;
@@ -191,6 +197,8 @@ pub async fn sync_with(
     now: DateTime<Utc>,
 ) -> Result<SyncReport, TeamError> {
     let pushed = push::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
+    // After the events: every instance a record names is on the server by then.
+    records::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
     let pulled = pull::pull(
         store,
         server,

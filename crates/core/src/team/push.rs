@@ -14,20 +14,20 @@ use crate::store::{Store, StoreError};
 
 /// Events per push statement: large enough that 100 000 events take few round trips, small
 /// enough that one statement stays a few megabytes.
-pub const CHUNK: i64 = 5_000;
+pub const CHUNK: i64 = 25_000;
 
 const PUSH: &str = "
 WITH bump AS (
     UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2 AS base
 ), new_instances AS (
     INSERT INTO instances (uid, team_id, name, provider, region, gpu_model, currency, notes,
-                           planned_hours, created_at, recorded_by)
+                           planned_hours, created_at, recorded_by, project)
     SELECT i.uid::uuid, $1, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
-           i.planned_hours, i.created_at, i.recorded_by
+           i.planned_hours, i.created_at, i.recorded_by, i.project
     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                $9::text[], $10::text[], $11::text[], $12::text[])
+                $9::text[], $10::text[], $11::text[], $12::text[], $22::text[])
          AS i(uid, name, provider, region, gpu_model, currency, notes, planned_hours, created_at,
-              recorded_by)
+              recorded_by, project)
     ON CONFLICT (uid) DO NOTHING
 ), new_events AS (
     INSERT INTO ledger_events (uid, team_id, seq, instance_uid, kind, at, recorded_by, origin_seq,
@@ -133,6 +133,7 @@ async fn push_chunk(
                 .collect::<Vec<_>>(),
         )
         .bind(rules)
+        .bind(column(|e| e.project.clone()))
         .fetch_one(&mut server.conn)
         .await
         .map_err(|e| server.failed(&e))?;
@@ -157,9 +158,9 @@ pub async fn push(
             return Ok(pushed);
         }
         pushed += push_chunk(server, team_id, laptop, &chunk).await?;
-        let ids: Vec<i64> = chunk.iter().map(|e| e.event_id).collect();
+        let last_id = chunk.last().map_or(0, |e| e.event_id);
         let mut tx = store.write().await?;
-        repo::mark_shared(&mut tx, &ids).await?;
+        repo::mark_shared_through(&mut tx, last_id).await?;
         tx.commit().await.map_err(StoreError::from)?;
         if i64::try_from(chunk.len()).unwrap_or(0) < CHUNK {
             return Ok(pushed);
