@@ -1,5 +1,5 @@
--- Team mode, second part: the records a team shares besides the ledger (budgets of instances,
--- backup records, release checks and overrides, reminders' state), an instance's project, and the
+-- Team mode, second part: the records a team shares besides the ledger (budgets and projects of
+-- instances, backup records, release checks and overrides, reminders' state), an instance's project, and the
 -- team budgets as last pulled (so the team views work offline).
 --
 -- `team_records` tracks every shareable row: its team-wide key, its version and whether the
@@ -12,9 +12,9 @@ ALTER TABLE instances ADD COLUMN project TEXT CHECK (project IS NULL OR length(t
 ALTER TABLE team_link ADD COLUMN pulled_record_seq INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE team_records (
-    kind        TEXT    NOT NULL CHECK (kind IN ('budget', 'backup', 'release_check',
+    kind        TEXT    NOT NULL CHECK (kind IN ('budget', 'project', 'backup', 'release_check',
                                                  'release_override', 'reminder')),
-    -- The row's id in its table (`budgets.instance_id` for a budget).
+    -- The row's id in its table (the instance's id for a budget or a project).
     local_id    INTEGER NOT NULL,
     key         TEXT    NOT NULL,
     version     INTEGER NOT NULL CHECK (version > 0),
@@ -27,6 +27,16 @@ CREATE TABLE team_records (
 CREATE UNIQUE INDEX team_records_key ON team_records (kind, key);
 CREATE INDEX team_records_version ON team_records (version);
 CREATE INDEX team_records_unshared ON team_records (shared) WHERE shared = 0;
+
+-- An instance's project, shared like a budget (the team views sum the month's spend by it).
+CREATE TRIGGER team_project_set AFTER UPDATE OF project ON instances
+WHEN NEW.project IS NOT OLD.project
+BEGIN
+    INSERT INTO team_records (kind, local_id, key, version)
+    VALUES ('project', NEW.id, NEW.uid, (SELECT coalesce(max(version), 0) + 1 FROM team_records))
+    ON CONFLICT (kind, local_id) DO UPDATE SET
+        version = excluded.version, laptop = NULL, recorded_by = NULL, shared = 0;
+END;
 
 -- The team's monthly budgets as the last pull brought them.
 CREATE TABLE team_budgets (

@@ -1,14 +1,12 @@
--- Team mode, second part: what a team shares besides the ledger, and an instance's project.
+-- Team mode, second part: what a team shares besides the ledger.
 --
--- A shared record is one row per (team, kind, key): a budget of an instance, a backup record, a
+-- A shared record is one row per (team, kind, key): a budget or project of an instance, a backup record, a
 -- release check or override, a reminder's state (fired, snoozed, dismissed). Each push numbers
 -- it from the team's counter (`teams.last_seq`, the same commit order as the events), so a pull
 -- fetches "every record after my cursor". A record changed on two laptops keeps the version with
 -- the higher (version, laptop): versions are Lamport clocks, so a change made after seeing
 -- another one always wins over it, and every laptop and the server pick the same winner. The
 -- body is the record's content as JSON; NULL means the record was removed (a cleared budget).
-
-ALTER TABLE instances ADD COLUMN project TEXT;
 
 CREATE TABLE shared_records (
     team_id      BIGINT NOT NULL REFERENCES teams (id),

@@ -117,7 +117,6 @@ pub struct PendingEvent {
     pub planned_hours: Option<String>,
     pub instance_created_at: String,
     pub instance_recorded_by: String,
-    pub project: Option<String>,
     #[sqlx(flatten)]
     pub rules: PendingRules,
 }
@@ -154,7 +153,7 @@ pub async fn pending_events(
                 e.traffic_gb,
                 i.uid AS instance_uid, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
                 i.planned_hours, CAST(i.created_at AS TEXT) AS instance_created_at,
-                coalesce(i.recorded_by, ?1) AS instance_recorded_by, i.project,
+                coalesce(i.recorded_by, ?1) AS instance_recorded_by,
                 r.uid AS rules_uid, CAST(r.effective_from AS TEXT) AS effective_from,
                 r.price_per_gpu_hour, r.gpu_count, r.billing_starts, r.stopped_billing,
                 r.stopped_rate, r.no_gpu_rate, r.data_disk_per_hour, r.snapshot_per_hour,
@@ -245,7 +244,6 @@ pub struct PulledInstance<'a> {
     pub planned_hours: Option<&'a str>,
     pub created_at: &'a str,
     pub recorded_by: &'a str,
-    pub project: Option<&'a str>,
 }
 
 pub async fn insert_pulled_instance(
@@ -254,8 +252,8 @@ pub async fn insert_pulled_instance(
 ) -> Result<i64, StoreError> {
     Ok(sqlx::query_scalar(
         "INSERT INTO instances (uid, name, provider, region, gpu_model, currency, notes,
-             planned_hours, created_at, recorded_by, project)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             planned_hours, created_at, recorded_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(row.uid)
     .bind(row.local_name)
@@ -267,7 +265,6 @@ pub async fn insert_pulled_instance(
     .bind(row.planned_hours)
     .bind(row.created_at)
     .bind(row.recorded_by)
-    .bind(row.project)
     .fetch_one(conn)
     .await?)
 }
@@ -437,6 +434,12 @@ pub async fn pending_records(
          FROM team_records t JOIN instances i ON i.id = t.local_id
          LEFT JOIN budgets b ON b.instance_id = t.local_id
          WHERE t.shared = 0 AND t.kind = 'budget'
+         UNION ALL
+         SELECT t.kind, t.local_id, t.key, t.version, i.uid,
+                CASE WHEN i.project IS NULL THEN NULL
+                     ELSE json_object('project', i.project) END
+         FROM team_records t JOIN instances i ON i.id = t.local_id
+         WHERE t.shared = 0 AND t.kind = 'project'
          UNION ALL
          SELECT t.kind, t.local_id, t.key, t.version, i.uid,
                 json_object('kind', r.kind, 'occurrence', r.occurrence, 'due_at', r.due_at,

@@ -63,7 +63,7 @@ SELECT t.last_seq AS head,
            'uid', i.uid, 'name', i.name, 'provider', i.provider, 'region', i.region,
            'gpu_model', i.gpu_model, 'currency', i.currency, 'notes', i.notes,
            'planned_hours', i.planned_hours, 'created_at', i.created_at,
-           'recorded_by', i.recorded_by, 'project', i.project))
+           'recorded_by', i.recorded_by))
            FROM instances i WHERE i.uid IN (SELECT instance_uid FROM page)), '[]')::text
            AS instances_json,
        coalesce((SELECT json_agg(json_build_object(
@@ -120,7 +120,6 @@ struct PageInstance {
     planned_hours: Option<String>,
     created_at: Option<String>,
     recorded_by: Option<String>,
-    project: Option<String>,
 }
 
 /// A team budget as the server holds it.
@@ -298,7 +297,6 @@ fn check_instance(row: &PageInstance) -> Result<PulledInstance<'_>, String> {
         planned_hours: row.planned_hours.as_deref(),
         created_at,
         recorded_by: required(&row.recorded_by, "instance member")?,
-        project: row.project.as_deref(),
     })
 }
 

@@ -21,13 +21,13 @@ WITH bump AS (
     UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2 AS base
 ), new_instances AS (
     INSERT INTO instances (uid, team_id, name, provider, region, gpu_model, currency, notes,
-                           planned_hours, created_at, recorded_by, project)
+                           planned_hours, created_at, recorded_by)
     SELECT i.uid::uuid, $1, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
-           i.planned_hours, i.created_at, i.recorded_by, i.project
+           i.planned_hours, i.created_at, i.recorded_by
     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                $9::text[], $10::text[], $11::text[], $12::text[], $22::text[])
+                $9::text[], $10::text[], $11::text[], $12::text[])
          AS i(uid, name, provider, region, gpu_model, currency, notes, planned_hours, created_at,
-              recorded_by, project)
+              recorded_by)
     ON CONFLICT (uid) DO NOTHING
 ), new_events AS (
     INSERT INTO ledger_events (uid, team_id, seq, instance_uid, kind, at, recorded_by, origin_seq,
@@ -133,7 +133,6 @@ async fn push_chunk(
                 .collect::<Vec<_>>(),
         )
         .bind(rules)
-        .bind(column(|e| e.project.clone()))
         .fetch_one(&mut server.conn)
         .await
         .map_err(|e| server.failed(&e))?;

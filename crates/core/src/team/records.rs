@@ -1,4 +1,4 @@
-//! The shared records besides the ledger: an instance's budget, backup records, release checks
+//! The shared records besides the ledger: an instance's budget and project, backup records, release checks
 //! and overrides, reminders' state (fired, snoozed, dismissed — so a reminder dealt with on one
 //! laptop is not sent again by another member's app for the same shared instance).
 //!
@@ -118,8 +118,9 @@ pub struct PulledRecord {
 
 /// Kinds whose records never change once written.
 const WRITE_ONCE: [&str; 3] = ["backup", "release_check", "release_override"];
-const KINDS: [&str; 5] = [
+const KINDS: [&str; 6] = [
     "budget",
+    "project",
     "reminder",
     "backup",
     "release_check",
@@ -228,6 +229,7 @@ async fn apply_one(
     let body = record.body.as_ref().filter(|b| !b.is_null());
     let local_id = match kind {
         "budget" => put_budget(conn, instance_id, body).await?,
+        "project" => put_project(conn, instance_id, body).await?,
         "reminder" => put_reminder(conn, instance_id, body.ok_or("no content")?).await?,
         "backup" => put_backup(conn, instance_id, member, body.ok_or("no content")?).await?,
         "release_check" => put_check(conn, instance_id, body.ok_or("no content")?).await?,
@@ -290,6 +292,23 @@ async fn put_budget(
         }
     };
     crate::store::ledger::set_budget(conn, instance_id, amount)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(instance_id)
+}
+
+async fn put_project(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+    body: Option<&serde_json::Value>,
+) -> Result<i64, String> {
+    let project = body
+        .map(|b| {
+            let name = text(b, "project")?;
+            super::link::check_name("project", name).map_err(|e| e.to_string())
+        })
+        .transpose()?;
+    repo::set_project(conn, instance_id, project.as_deref())
         .await
         .map_err(|e| e.to_string())?;
     Ok(instance_id)
