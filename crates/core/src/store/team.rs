@@ -140,11 +140,13 @@ pub struct PendingRules {
     pub wipe_after_stopped_days: Option<i64>,
 }
 
-/// Up to `limit` events the server does not hold yet, oldest first. `member` signs rows that
-/// predate the link (there are none once `set_link` ran, but a row may come from an older tool).
+/// Up to `limit` events after local id `after_id` the server does not hold yet, oldest first.
+/// `member` signs rows that predate the link (there are none once `set_link` ran, but a row may
+/// come from an older tool).
 pub async fn pending_events(
     conn: &mut SqliteConnection,
     member: &str,
+    after_id: i64,
     limit: i64,
 ) -> Result<Vec<PendingEvent>, StoreError> {
     Ok(sqlx::query_as::<_, PendingEvent>(
@@ -161,11 +163,12 @@ pub async fn pending_events(
          FROM ledger_events e
          JOIN instances i ON i.id = e.instance_id
          LEFT JOIN billing_rules r ON r.id = e.rules_id
-         WHERE e.shared = 0
+         WHERE e.shared = 0 AND e.id > ?2
          ORDER BY e.id
-         LIMIT ?2",
+         LIMIT ?3",
     )
     .bind(member)
+    .bind(after_id)
     .bind(limit)
     .fetch_all(conn)
     .await?)

@@ -28,8 +28,9 @@ use crate::store::ledger::RulesRow;
 use crate::store::team::{self as repo, ConflictRow, PulledInstance, SharedRules};
 use crate::store::{Store, StoreError};
 
-/// Events per page: 100 000 events arrive in two round trips.
-pub const PAGE: i64 = 50_000;
+/// Events per page: 100 000 events arrive in four round trips, each overlapping the writing of
+/// the page before.
+pub const PAGE: i64 = 25_000;
 
 /// One page. The shared records (budgets, backups, …) come along only once the events are caught
 /// up (`events` shorter than a page), so every instance a record names is already here.
@@ -156,7 +157,78 @@ pub struct Pulled {
     pub touched: BTreeSet<String>,
 }
 
-/// Pull everything after the cursors.
+/// The cursors a pull continues from.
+#[derive(Debug, Clone, Copy)]
+struct Cursors {
+    events: i64,
+    records: i64,
+}
+
+/// Ask the server for the page after `at` (one round trip).
+async fn fetch(
+    server: &mut Server,
+    team_id: i64,
+    member: &str,
+    laptop: &str,
+    at: Cursors,
+) -> Result<Page, TeamError> {
+    sqlx::query_as(PULL)
+        .bind(team_id)
+        .bind(at.events)
+        .bind(laptop)
+        .bind(PAGE)
+        .bind(member)
+        .bind(at.records)
+        .fetch_one(&mut server.conn)
+        .await
+        .map_err(|e| server.failed(&e))
+}
+
+/// Where the cursors stand once `page` is applied, and whether more pages follow.
+fn after(page: &Page, at: Cursors) -> (Cursors, bool) {
+    let events_full = page.events >= PAGE;
+    let records_full = page.records >= PAGE;
+    let events = if events_full {
+        page.last_event.unwrap_or(at.events)
+    } else {
+        page.head.max(at.events)
+    };
+    // Records are held back while events are not caught up.
+    let records = match (events_full, records_full) {
+        (true, _) => at.records,
+        (false, true) => page.last_record.unwrap_or(at.records),
+        (false, false) => page.head.max(at.records),
+    };
+    (Cursors { events, records }, events_full || records_full)
+}
+
+/// Apply one page and its cursors in one local transaction.
+async fn apply(
+    store: &Store,
+    page: &Page,
+    next: Cursors,
+    laptop: &str,
+    now: DateTime<Utc>,
+    pulled: &mut Pulled,
+) -> Result<(), TeamError> {
+    let mut tx = store.write().await?;
+    let applied = apply_page(&mut tx, page, now).await?;
+    pulled.events += applied.events;
+    pulled.touched.extend(applied.touched);
+    if page.events < PAGE {
+        let list: Vec<PulledRecord> = parse_list(&page.records_json, "records")?;
+        pulled.records += records::apply(&mut tx, &list, laptop, now).await?;
+        let budgets: Vec<TeamBudgetRow> =
+            parse_list(page.budgets_json.as_deref().unwrap_or("[]"), "team budgets")?;
+        repo::replace_team_budgets(&mut tx, &checked_budgets(&budgets)).await?;
+    }
+    repo::set_pulled_seq(&mut tx, next.events, next.records).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// Pull everything after the cursors. While one page is written here the server already sends
+/// the next, so the local writes and the network overlap.
 pub async fn pull(
     store: &Store,
     server: &mut Server,
@@ -166,70 +238,40 @@ pub async fn pull(
     now: DateTime<Utc>,
 ) -> Result<Pulled, TeamError> {
     let mut pulled = Pulled::default();
-    let (mut cursor, mut record_cursor) = {
+    let mut at = {
         let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
         let link = repo::link(&mut conn)
             .await?
             .ok_or(TeamError::NotConnected)?;
-        (link.pulled_seq, link.pulled_record_seq)
-    };
-    loop {
-        let page: Page = sqlx::query_as(PULL)
-            .bind(team_id)
-            .bind(cursor)
-            .bind(laptop)
-            .bind(PAGE)
-            .bind(member)
-            .bind(record_cursor)
-            .fetch_one(&mut server.conn)
-            .await
-            .map_err(|e| server.failed(&e))?;
-        let events_full = page.events >= PAGE;
-        let records_full = page.records >= PAGE;
-        let next = if events_full {
-            page.last_event.unwrap_or(cursor)
-        } else {
-            page.head.max(cursor)
-        };
-        // Records are held back while events are not caught up.
-        let next_record = match (events_full, records_full) {
-            (true, _) => record_cursor,
-            (false, true) => page.last_record.unwrap_or(record_cursor),
-            (false, false) => page.head.max(record_cursor),
-        };
-        let mut tx = store.write().await?;
-        let applied = apply_page(&mut tx, &page, now).await?;
-        pulled.events += applied.events;
-        pulled.touched.extend(applied.touched);
-        if !events_full {
-            let list: Vec<PulledRecord> = parse_list(&page.records_json, "records")?;
-            pulled.records += records::apply(&mut tx, &list, laptop, now).await?;
-            let budgets: Vec<TeamBudgetRow> =
-                parse_list(page.budgets_json.as_deref().unwrap_or("[]"), "team budgets")?;
-            repo::replace_team_budgets(&mut tx, &checked_budgets(&budgets)).await?;
+        Cursors {
+            events: link.pulled_seq,
+            records: link.pulled_record_seq,
         }
-        repo::set_pulled_seq(&mut tx, next, next_record).await?;
-        tx.commit().await.map_err(StoreError::from)?;
-        cursor = next;
-        record_cursor = next_record;
-        if !events_full && !records_full {
+    };
+    let mut page = fetch(server, team_id, member, laptop, at).await?;
+    loop {
+        let (next, more) = after(&page, at);
+        if !more {
+            apply(store, &page, next, laptop, now, &mut pulled).await?;
             return Ok(pulled);
         }
+        // A failure of either leaves the cursor where the last applied page ended.
+        let (applied, fetched) = tokio::join!(
+            apply(store, &page, next, laptop, now, &mut pulled),
+            fetch(server, team_id, member, laptop, next)
+        );
+        applied?;
+        page = fetched?;
+        at = next;
     }
 }
 
 fn parse_list<T: for<'de> Deserialize<'de>>(json: &str, what: &str) -> Result<Vec<T>, TeamError> {
-    // The outer shape is built by this version's own query; only the rows' contents are input.
-    serde_json::from_str::<Vec<serde_json::Value>>(json)
-        .map_err(|err| TeamError::Server {
-            detail: format!("the team database sent unreadable {what}: {err}"),
-        })
-        .map(|values| {
-            values
-                .into_iter()
-                .filter_map(|v| serde_json::from_value(v).ok())
-                .collect()
-        })
+    // The JSON is built by this version's own query from typed columns, so its shape and types
+    // are known; only the values are another laptop's input, and `check` reads those.
+    serde_json::from_str(json).map_err(|err| TeamError::Server {
+        detail: format!("the team database sent unreadable {what}: {err}"),
+    })
 }
 
 /// A pulled event checked and ready to write (the shape `store::team::insert_pulled_events`
