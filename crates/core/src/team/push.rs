@@ -14,7 +14,7 @@ use crate::store::{Store, StoreError};
 
 /// Events per push statement: large enough that 100 000 events take few round trips, small
 /// enough that one statement stays a few megabytes.
-pub const CHUNK: i64 = 5_000;
+pub const CHUNK: i64 = 25_000;
 
 const PUSH: &str = "
 WITH bump AS (
@@ -139,7 +139,25 @@ async fn push_chunk(
     Ok(inserted)
 }
 
-/// Push every pending event; how many the server did not have yet.
+async fn pending_after(
+    store: &Store,
+    member: &str,
+    after_id: i64,
+) -> Result<Vec<PendingEvent>, TeamError> {
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    Ok(repo::pending_events(&mut conn, member, after_id, CHUNK).await?)
+}
+
+async fn mark_shared(store: &Store, chunk: &[PendingEvent]) -> Result<(), TeamError> {
+    let last_id = chunk.last().map_or(0, |e| e.event_id);
+    let mut tx = store.write().await?;
+    repo::mark_shared_through(&mut tx, last_id).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// Push every pending event; how many the server did not have yet. While the server inserts one
+/// chunk, the next is read here, so the local reads and the network overlap.
 pub async fn push(
     store: &Store,
     server: &mut Server,
@@ -148,21 +166,26 @@ pub async fn push(
     laptop: &str,
 ) -> Result<i64, TeamError> {
     let mut pushed = 0;
-    loop {
-        let chunk = {
-            let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-            repo::pending_events(&mut conn, member, CHUNK).await?
+    let mut chunk = pending_after(store, member, 0).await?;
+    while !chunk.is_empty() {
+        let last_id = chunk.last().map_or(0, |e| e.event_id);
+        let full = i64::try_from(chunk.len()).unwrap_or(0) >= CHUNK;
+        let (sent, next) = if full {
+            let (sent, next) = tokio::join!(
+                push_chunk(server, team_id, laptop, &chunk),
+                pending_after(store, member, last_id)
+            );
+            (sent?, next?)
+        } else {
+            (
+                push_chunk(server, team_id, laptop, &chunk).await?,
+                Vec::new(),
+            )
         };
-        if chunk.is_empty() {
-            return Ok(pushed);
-        }
-        pushed += push_chunk(server, team_id, laptop, &chunk).await?;
-        let ids: Vec<i64> = chunk.iter().map(|e| e.event_id).collect();
-        let mut tx = store.write().await?;
-        repo::mark_shared(&mut tx, &ids).await?;
-        tx.commit().await.map_err(StoreError::from)?;
-        if i64::try_from(chunk.len()).unwrap_or(0) < CHUNK {
-            return Ok(pushed);
-        }
+        // Marked only once the server answered: a cut before that sends the chunk again.
+        mark_shared(store, &chunk).await?;
+        pushed += sent;
+        chunk = next;
     }
+    Ok(pushed)
 }
