@@ -120,6 +120,7 @@ app_commands![
     backup::release_check,
     backup::release_instance,
     backup::release_bill,
+    team::team_resolve_conflict,
 ];
 
 pub fn run() {

@@ -49,6 +49,18 @@ pub async fn team_conflicts(state: tauri::State<'_, AppState>) -> Result<Vec<Con
     Ok(team::conflicts::conflicts(&state.store).await?)
 }
 
+/// Keep `keep_uid` (the refused event or the one standing in its place) and withdraw the other;
+/// answers the conflicts left.
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_resolve_conflict(
+    state: tauri::State<'_, AppState>,
+    event_uid: String,
+    keep_uid: String,
+) -> Result<Vec<Conflict>, ApiError> {
+    Ok(team::conflicts::resolve(&state.store, &event_uid, &keep_uid, state.now()).await?)
+}
+
 #[tauri::command]
 #[tracing::instrument(skip_all, err(Debug))]
 pub async fn team_disconnect(

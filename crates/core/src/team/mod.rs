@@ -33,7 +33,7 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use ts_rs::TS;
 
-pub use conflicts::Conflict;
+pub use conflicts::{Conflict, StandingEvent};
 pub use error::TeamError;
 pub use link::ServerAddress;
 pub use server::Server;
@@ -89,7 +89,7 @@ pub struct SyncReport {
     pub conflicts: Vec<Conflict>,
 }
 
-async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
+pub(crate) async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     Ok(repo::link(&mut conn).await?)
 }
@@ -200,6 +200,8 @@ pub async fn sync_with(
         now,
     )
     .await?;
+    // After the events, so every instance a resolution names is on the server.
+    conflicts::exchange(store, server, row.team_id).await?;
     let mut tx = store.write().await?;
     repo::set_last_sync(&mut tx, now).await?;
     tx.commit().await.map_err(StoreError::from)?;
@@ -280,6 +282,37 @@ async fn server_lists(
     Ok((members, budgets))
 }
 
+/// Keep the budgets just read from the server for the team budget reminders (`remind::team`),
+/// which check them every tick without asking the server.
+async fn remember_budgets(
+    store: &Store,
+    budgets: &[(String, Decimal, String)],
+    now: DateTime<Utc>,
+) -> Result<(), TeamError> {
+    let rows: Vec<(String, String, String)> = budgets
+        .iter()
+        .map(|(currency, amount, set_by)| {
+            (
+                currency.clone(),
+                amount.normalize().to_string(),
+                set_by.clone(),
+            )
+        })
+        .collect();
+    let mut tx = store.write().await?;
+    crate::store::team_reminders::set_budgets_seen(&mut tx, &rows, now).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// Read the team's budgets from its server and keep them for the reminders.
+pub async fn refresh_budgets(store: &Store, now: DateTime<Utc>) -> Result<(), TeamError> {
+    let (mut server, row) = open_linked(store).await?;
+    let lists = server_lists(&mut server, row.team_id).await;
+    server.close().await;
+    remember_budgets(store, &lists?.1, now).await
+}
+
 /// The team views as of `now`: from the working copy, with the server's member list and budgets
 /// when it answers (offline, the status says so and shows what the last sync brought).
 /// The idle stretches come from this laptop's monitor history (`monitor::history::idle_streak`):
@@ -313,7 +346,10 @@ pub async fn status_with_idle(
             let lists = server_lists(&mut server, row.team_id).await;
             server.close().await;
             match lists {
-                Ok((members, budgets)) => (true, None, members, budgets),
+                Ok((members, budgets)) => {
+                    remember_budgets(store, &budgets, now).await?;
+                    (true, None, members, budgets)
+                }
                 Err(err) => (
                     false,
                     Some(crate::ApiError::from(err)),
@@ -379,12 +415,17 @@ pub async fn keep_in_sync(
             continue;
         }
         match sync(&store, clock.now()).await {
-            Ok(report) => tracing::info!(
-                pushed = report.pushed,
-                pulled = report.pulled,
-                conflicts = report.conflicts.len(),
-                "team sync"
-            ),
+            Ok(report) => {
+                tracing::info!(
+                    pushed = report.pushed,
+                    pulled = report.pulled,
+                    conflicts = report.conflicts.len(),
+                    "team sync"
+                );
+                if let Err(err) = refresh_budgets(&store, clock.now()).await {
+                    tracing::warn!(%err, "team budgets not refreshed; the reminders use the last ones");
+                }
+            }
             Err(err) => tracing::warn!(%err, "team sync failed; retrying later"),
         }
     }

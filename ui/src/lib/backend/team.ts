@@ -29,3 +29,8 @@ export function teamConflicts(): Promise<Conflict[]> {
 export function teamDisconnect(): Promise<TeamLink | null> {
   return call<TeamLink | null>('team_disconnect')
 }
+
+/** Keep `keepUid` (the refused event or the one standing in its place); answers the conflicts left. */
+export function teamResolveConflict(eventUid: string, keepUid: string): Promise<Conflict[]> {
+  return call<Conflict[]>('team_resolve_conflict', { eventUid, keepUid })
+}

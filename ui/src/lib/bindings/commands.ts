@@ -96,6 +96,7 @@ export const COMMANDS = [
   'release_check',
   'release_instance',
   'release_bill',
+  'team_resolve_conflict',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
