@@ -41,6 +41,15 @@ pub async fn insert(
     Ok(done.rows_affected() > 0)
 }
 
+/// Whether any resolution is held here.
+pub async fn any(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM ledger_withdrawals)")
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
 /// The resolutions the team's server does not hold yet.
 pub async fn unshared(conn: &mut SqliteConnection) -> Result<Vec<WithdrawalRow>, StoreError> {
     Ok(sqlx::query_as::<_, WithdrawalRow>(

@@ -215,9 +215,19 @@ fn checked(row: ServerWithdrawal) -> Option<WithdrawalRow> {
     })
 }
 
-/// Share this laptop's resolutions with the team and take the others' (two round trips; the
-/// rows are few). Returns how many arrived.
-pub async fn exchange(store: &Store, server: &mut Server, team_id: i64) -> Result<i64, TeamError> {
+/// Share this laptop's resolutions with the team and take the others', given the conflicts the
+/// working copy shows now. A sync costs nothing extra unless there is something to exchange: the
+/// push only when this laptop resolved something, the fetch only while a refused event is shown
+/// or a resolution is held here (a resolution only ever changes a bill where its two events
+/// conflict: a laptop that lacks one of them meets the conflict, and fetches, in the sync that
+/// brings it; one that holds a resolution must see an opposite one made elsewhere). Returns how
+/// many arrived.
+pub async fn exchange(
+    store: &Store,
+    server: &mut Server,
+    team_id: i64,
+    current: &[Conflict],
+) -> Result<i64, TeamError> {
     let mine = {
         let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
         withdrawals::unshared(&mut conn).await?
@@ -248,6 +258,13 @@ pub async fn exchange(store: &Store, server: &mut Server, team_id: i64) -> Resul
         withdrawals::mark_shared(&mut tx, &uids).await?;
         tx.commit().await.map_err(StoreError::from)?;
     }
+    let resolved_here = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        withdrawals::any(&mut conn).await?
+    };
+    if !resolved_here && !current.iter().any(|c| c.standing.is_some()) {
+        return Ok(0);
+    }
     let theirs: Vec<ServerWithdrawal> = sqlx::query_as(
         "SELECT uid::text AS uid, instance_uid::text AS instance_uid, event_uid::text AS event_uid,
                 kept_uid::text AS kept_uid, recorded_by, at
@@ -267,4 +284,33 @@ pub async fn exchange(store: &Store, server: &mut Server, team_id: i64) -> Resul
     }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(arrived)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(uid: &str, at: &str) -> ServerWithdrawal {
+        let id = "0b9f6c2e-4d4a-4f59-9c2a-6f7e1d2c3b4a".to_owned();
+        ServerWithdrawal {
+            uid: uid.to_owned(),
+            instance_uid: id.clone(),
+            event_uid: id.clone(),
+            kept_uid: id,
+            recorded_by: "bob".to_owned(),
+            at: at.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_resolution_from_the_server_is_taken_only_when_its_ids_and_time_read_back() {
+        let uid = "5d1c1c6e-8a3b-4c0e-9f1d-2b3a4c5d6e7f";
+        assert!(checked(row(uid, "2026-03-01T10:00:00+00:00")).is_some());
+        assert!(checked(row(
+            "x'; DROP TABLE ledger_events; --",
+            "2026-03-01T10:00:00+00:00"
+        ))
+        .is_none());
+        assert!(checked(row(uid, "yesterday")).is_none());
+    }
 }

@@ -201,14 +201,17 @@ pub async fn sync_with(
     )
     .await?;
     // After the events, so every instance a resolution names is on the server.
-    conflicts::exchange(store, server, row.team_id).await?;
+    let mut found = conflicts::conflicts(store).await?;
+    if conflicts::exchange(store, server, row.team_id, &found).await? > 0 {
+        found = conflicts::conflicts(store).await?;
+    }
     let mut tx = store.write().await?;
     repo::set_last_sync(&mut tx, now).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(SyncReport {
         pushed,
         pulled: pulled.events,
-        conflicts: conflicts::conflicts(store).await?,
+        conflicts: found,
     })
 }
 
