@@ -121,6 +121,7 @@ app_commands![
     backup::release_instance,
     backup::release_bill,
     team::team_resolve_conflict,
+    team::team_set_budget,
 ];
 
 pub fn run() {

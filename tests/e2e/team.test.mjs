@@ -124,8 +124,6 @@ describe('team mode', () => {
   })
 
   it('shows members, running instances with their burn, the month, the team budget and a left-running alert', async () => {
-    // The supervisor's budget for the month: Bob's A100 has spent about 24 of 40 this month.
-    laptop('bob', 'team', 'budget', '40', '--currency', 'CNY')
     const now = Date.now()
     recordIdleMinutes(db, 'bob-a100', Array.from({ length: 45 }, (_, i) => minuteText(now - (44 - i) * MINUTE)))
     await goTo(s, 'team')
@@ -148,8 +146,15 @@ describe('team mode', () => {
     assert.match(alertText, /bob/)
     assert.match(alertText, /45 min/)
     assert.match(alertText, /18\.00/, '45 idle minutes at 24 an hour')
-    const budget = await s.waitFor('[data-testid="team-budgets"] [data-testid="budget"]')
+    // Alice sets the team's budget for the month: Bob's A100 has spent about 24 of 40 so far.
+    await s.type('[data-testid="team-budget-amount"]', 'forty')
+    await s.click('[data-testid="team-budget-save"]')
+    await s.waitFor('[data-testid="team-budget-error"]')
+    await s.type('[data-testid="team-budget-amount"]', '40')
+    await s.click('[data-testid="team-budget-save"]')
+    const budget = await s.waitFor('[data-testid="team-budgets"] [data-testid="budget"]', { timeoutMs: 30_000 })
     assert.equal(await budget.attribute('data-threshold'), '50')
+    assert.equal(JSON.parse(laptop('bob', 'team', 'status', '--json')).budgets[0].amount, '40.00', 'the team shares it')
     await screenshot(s, 'en/61-team-page')
     // The app's reminder scheduler tells this member too (desktop and webhooks; under Xvfb there is
     // no notification service, so the app's log is where it shows).

@@ -34,3 +34,8 @@ export function teamDisconnect(): Promise<TeamLink | null> {
 export function teamResolveConflict(eventUid: string, keepUid: string): Promise<Conflict[]> {
   return call<Conflict[]>('team_resolve_conflict', { eventUid, keepUid })
 }
+
+/** Set the team's monthly budget in `currency`; answers the team status with it. */
+export function teamSetBudget(currency: string, amount: string): Promise<TeamStatus> {
+  return call<TeamStatus>('team_set_budget', { currency, amount })
+}

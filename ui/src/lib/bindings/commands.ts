@@ -97,6 +97,7 @@ export const COMMANDS = [
   'release_instance',
   'release_bill',
   'team_resolve_conflict',
+  'team_set_budget',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
