@@ -4,8 +4,11 @@
 // syncs; in the app, Settings → Team connects this ledger to the same team with the password typed
 // into the form (it lands in the keychain; the app never sees PGPASSWORD), and the Team page shows
 // the members, Bob's running instance with its burn rate, the month's spend and, once this laptop's
-// monitor history says its GPUs sat idle for 45 minutes, the "left running" alert — in English and
-// in Chinese.
+// monitor history says its GPUs sat idle for 45 minutes, the "left running" alert; a team budget set
+// in the page reaches Bob's CLI and fires the app's team reminder. Then Bob and Carol (a third
+// laptop) both record the release of one shared instance while apart: the Team page shows the
+// conflict with both sides, "Keep carol's" settles it, and Bob's next sync bills Carol's release.
+// Screenshots in English and Chinese.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
