@@ -13,8 +13,9 @@
 //! leaves out what the billing rules refuse the same way ([`crate::billing::events::settle`]),
 //! so every laptop computes the same bill; the refused events are listed as [`Conflict`]s.
 //!
-//! Shared: instances and their rules and events, conflict resolutions, team budgets. Never shared: secrets (the
-//! password sits in the OS keychain only), SSH targets and keys, known_hosts, logs, jobs.
+//! Shared: instances and their rules and events, conflict resolutions, team budgets. Never
+//! shared: secrets (the password sits in the OS keychain only), SSH targets and keys,
+//! known_hosts, logs, jobs.
 //!
 //! - [`link`]: the URL, names and password sources; [`server`]: login, schema, joining.
 //! - [`push`], [`pull`], [`conflicts`]: the sync; [`views`]: the team views (pure where they
