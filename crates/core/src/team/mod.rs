@@ -13,9 +13,10 @@
 //! leaves out what the billing rules refuse the same way ([`crate::billing::events::settle`]),
 //! so every laptop computes the same bill; the refused events are listed as [`Conflict`]s.
 //!
-//! Shared: instances and their rules and events, team budgets, and ([`records`]) each instance's
-//! budget and project, backup records, release checks and overrides, and reminders' state. Never shared: secrets (the
-//! password sits in the OS keychain only), SSH targets and keys, known_hosts, logs, jobs.
+//! Shared: instances and their rules and events, conflict resolutions, team budgets, and
+//! ([`records`]) each instance's budget and project, backup records, release checks and
+//! overrides, and reminders' state. Never shared: secrets (the password sits in the OS keychain
+//! only), SSH targets and keys, known_hosts, logs, jobs.
 //!
 //! - [`link`]: the URL, names and password sources; [`server`]: login, schema, joining.
 //! - [`push`], [`pull`], [`conflicts`]: the sync; [`views`]: the team views (pure where they
@@ -35,7 +36,7 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use ts_rs::TS;
 
-pub use conflicts::Conflict;
+pub use conflicts::{Conflict, StandingEvent};
 pub use error::TeamError;
 pub use link::ServerAddress;
 pub use server::Server;
@@ -91,7 +92,7 @@ pub struct SyncReport {
     pub conflicts: Vec<Conflict>,
 }
 
-async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
+pub(crate) async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     Ok(repo::link(&mut conn).await?)
 }
@@ -209,13 +210,18 @@ pub async fn sync_with(
         now,
     )
     .await?;
+    // After the events, so every instance a resolution names is on the server.
+    let mut found = conflicts::conflicts(store).await?;
+    if conflicts::exchange(store, server, row.team_id, &found).await? > 0 {
+        found = conflicts::conflicts(store).await?;
+    }
     let mut tx = store.write().await?;
     repo::set_last_sync(&mut tx, now).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(SyncReport {
         pushed,
         pulled: pulled.events,
-        conflicts: conflicts::conflicts(store).await?,
+        conflicts: found,
     })
 }
 
@@ -346,6 +352,28 @@ async fn server_lists(
     Ok((members, budgets))
 }
 
+/// Keep the budgets just read from the server in the working copy, where the offline views and
+/// the team budget reminders (`remind::team`) read them.
+async fn remember_budgets(
+    store: &Store,
+    budgets: &[(String, Decimal, String)],
+) -> Result<(), TeamError> {
+    let rows: Vec<(String, String, String)> = budgets
+        .iter()
+        .map(|(currency, amount, set_by)| {
+            (
+                currency.clone(),
+                amount.normalize().to_string(),
+                set_by.clone(),
+            )
+        })
+        .collect();
+    let mut tx = store.write().await?;
+    repo::replace_team_budgets(&mut tx, &rows).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
 /// The team views as of `now`: from the working copy, with the server's member list and budgets
 /// when it answers (offline, the status says so and shows what the last sync brought).
 /// The idle stretches come from this laptop's monitor history (`monitor::history::idle_streak`):
@@ -379,7 +407,10 @@ pub async fn status_with_idle(
             let lists = server_lists(&mut server, row.team_id).await;
             server.close().await;
             match lists {
-                Ok((members, budgets)) => (true, None, members, budgets),
+                Ok((members, budgets)) => {
+                    remember_budgets(store, &budgets).await?;
+                    (true, None, members, budgets)
+                }
                 Err(err) => (
                     false,
                     Some(crate::ApiError::from(err)),
@@ -451,6 +482,7 @@ pub async fn keep_in_sync(
             continue;
         }
         match sync(&store, clock.now()).await {
+            // The sync's last page brings the team budgets the reminders read.
             Ok(report) => tracing::info!(
                 pushed = report.pushed,
                 pulled = report.pulled,

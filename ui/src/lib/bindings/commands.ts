@@ -96,6 +96,8 @@ export const COMMANDS = [
   'release_check',
   'release_instance',
   'release_bill',
+  'team_resolve_conflict',
+  'team_set_budget',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
