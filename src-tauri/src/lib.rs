@@ -120,6 +120,7 @@ app_commands![
     backup::release_check,
     backup::release_instance,
     backup::release_bill,
+    monitor::monitor_language,
 ];
 
 pub fn run() {

@@ -96,6 +96,7 @@ export const COMMANDS = [
   'release_check',
   'release_instance',
   'release_bill',
+  'monitor_language',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
