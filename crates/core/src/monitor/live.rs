@@ -95,6 +95,8 @@ pub async fn stream_instance(
     lang: Lang,
     sink: &(dyn Fn(MonitorEvent) + Send + Sync),
 ) -> Result<(), MonitorError> {
+    // Registered before connecting, so a switch while the connection opens is not lost.
+    let (language, _registered) = context.languages.register(instance, lang);
     let target = {
         let mut conn = context
             .store
@@ -132,7 +134,6 @@ pub async fn stream_instance(
             }
         }
     };
-    let (language, _registered) = context.languages.register(instance, lang);
     let work = async {
         let sampled = super::run_in(
             target.as_ref(),
@@ -161,3 +162,38 @@ pub fn monitor_key(instance: &str) -> String {
 
 /// How far back the dashboard's history chart reaches.
 pub const HISTORY_SPAN: Duration = Duration::hours(24);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_language_reaches_the_running_stream_and_only_while_it_runs() {
+        let languages = StreamLanguages::default();
+        assert!(
+            !languages.set("box", Lang::ZhCn),
+            "no stream, nothing to re-word"
+        );
+        let (receiver, guard) = languages.register("box", Lang::En);
+        assert!(languages.set("box", Lang::ZhCn));
+        assert_eq!(*receiver.borrow(), Lang::ZhCn);
+        drop(guard);
+        assert!(
+            !languages.set("box", Lang::En),
+            "the ended stream is forgotten"
+        );
+    }
+
+    #[test]
+    fn an_older_stream_ending_leaves_the_newer_one_registered() {
+        let languages = StreamLanguages::default();
+        let (_old_receiver, old) = languages.register("box", Lang::En);
+        let (newer_receiver, _newer) = languages.register("box", Lang::En);
+        drop(old);
+        assert!(
+            languages.set("box", Lang::ZhCn),
+            "the newer stream still listens"
+        );
+        assert_eq!(*newer_receiver.borrow(), Lang::ZhCn);
+    }
+}
