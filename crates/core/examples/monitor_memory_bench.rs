@@ -23,16 +23,26 @@ use leasehold_core::store::Store;
 
 const GPUS: u32 = 8;
 
-fn pss_kib() -> u64 {
+/// The sum of the `/proc/self/smaps_rollup` lines starting with any of `fields`, in KiB.
+fn rollup_kib(fields: &[&str]) -> u64 {
     std::fs::read_to_string("/proc/self/smaps_rollup")
-        .ok()
-        .and_then(|text| {
+        .map(|text| {
             text.lines()
-                .find(|l| l.starts_with("Pss:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
+                .filter(|l| fields.iter().any(|f| l.starts_with(f)))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum()
         })
         .unwrap_or(0)
+}
+
+fn pss_kib() -> u64 {
+    rollup_kib(&["Pss:"])
+}
+
+/// This process's own pages (no share of the libraries other processes map): the growth
+/// without the noise other processes add to PSS.
+fn private_kib() -> u64 {
+    rollup_kib(&["Private_Clean:", "Private_Dirty:"])
 }
 
 fn sample(second: i64) -> Sample {
@@ -93,6 +103,9 @@ struct Pss {
     /// After ten minutes (the memory-trend summaries full).
     after_ten: u64,
     after_hour: u64,
+    /// The process's private pages at the same two moments.
+    private_after_first_write: u64,
+    private_after_hour: u64,
 }
 
 /// One simulated hour.
@@ -117,13 +130,13 @@ async fn simulate(store: &Store, seconds: i64) -> Pss {
         drop(tx);
     };
     let writer = async {
-        let mut after_first_write = 0;
+        let mut after_first_write = (0, 0);
         while let Some(minutes) = minutes_rx.recv().await {
             history::record(store, "bench", &minutes)
                 .await
                 .expect("recorded");
-            if after_first_write == 0 {
-                after_first_write = pss_kib();
+            if after_first_write.0 == 0 {
+                after_first_write = (pss_kib(), private_kib());
             }
         }
         after_first_write
@@ -159,9 +172,11 @@ async fn simulate(store: &Store, seconds: i64) -> Pss {
         tokio::join!(producer, consumer, writer);
     Pss {
         after_minute,
-        after_first_write,
+        after_first_write: after_first_write.0,
         after_ten,
         after_hour: pss_kib(),
+        private_after_first_write: after_first_write.1,
+        private_after_hour: private_kib(),
     }
 }
 
@@ -222,6 +237,12 @@ fn main() {
         println!(
             "ratio hour/minute (first minute written): {:.3} (goal <= 1.10)",
             ratio(pss.after_first_write)
+        );
+        println!(
+            "private memory hour/minute (first minute written): {} / {} KiB = {:.3}",
+            pss.private_after_hour,
+            pss.private_after_first_write,
+            pss.private_after_hour as f64 / pss.private_after_first_write.max(1) as f64
         );
     });
 }
