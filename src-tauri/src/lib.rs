@@ -122,6 +122,7 @@ app_commands![
     backup::release_bill,
     team::team_resolve_conflict,
     team::team_set_budget,
+    monitor::monitor_language,
 ];
 
 pub fn run() {

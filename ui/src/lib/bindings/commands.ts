@@ -98,6 +98,7 @@ export const COMMANDS = [
   'release_bill',
   'team_resolve_conflict',
   'team_set_budget',
+  'monitor_language',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
