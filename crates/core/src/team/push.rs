@@ -148,8 +148,10 @@ async fn pending_after(
     Ok(repo::pending_events(&mut conn, member, after_id, CHUNK).await?)
 }
 
-async fn mark_shared(store: &Store, chunk: &[PendingEvent]) -> Result<(), TeamError> {
-    let last_id = chunk.last().map_or(0, |e| e.event_id);
+async fn mark_shared(store: &Store, last_id: Option<i64>) -> Result<(), TeamError> {
+    let Some(last_id) = last_id else {
+        return Ok(());
+    };
     let mut tx = store.write().await?;
     repo::mark_shared_through(&mut tx, last_id).await?;
     tx.commit().await.map_err(StoreError::from)?;
@@ -157,7 +159,8 @@ async fn mark_shared(store: &Store, chunk: &[PendingEvent]) -> Result<(), TeamEr
 }
 
 /// Push every pending event; how many the server did not have yet. While the server inserts one
-/// chunk, the next is read here, so the local reads and the network overlap.
+/// chunk, the next is read here and the one before is marked shared, so the local work and the
+/// network overlap.
 pub async fn push(
     store: &Store,
     server: &mut Server,
@@ -167,25 +170,28 @@ pub async fn push(
 ) -> Result<i64, TeamError> {
     let mut pushed = 0;
     let mut chunk = pending_after(store, member, 0).await?;
+    // The last event of the chunk the server acknowledged last, not yet marked here.
+    let mut acknowledged = None;
     while !chunk.is_empty() {
         let last_id = chunk.last().map_or(0, |e| e.event_id);
         let full = i64::try_from(chunk.len()).unwrap_or(0) >= CHUNK;
-        let (sent, next) = if full {
-            let (sent, next) = tokio::join!(
-                push_chunk(server, team_id, laptop, &chunk),
-                pending_after(store, member, last_id)
-            );
-            (sent?, next?)
-        } else {
-            (
-                push_chunk(server, team_id, laptop, &chunk).await?,
-                Vec::new(),
-            )
-        };
+        let (sent, next, marked) = tokio::join!(
+            push_chunk(server, team_id, laptop, &chunk),
+            async {
+                if full {
+                    pending_after(store, member, last_id).await
+                } else {
+                    Ok(Vec::new())
+                }
+            },
+            mark_shared(store, acknowledged)
+        );
+        marked?;
         // Marked only once the server answered: a cut before that sends the chunk again.
-        mark_shared(store, &chunk).await?;
-        pushed += sent;
-        chunk = next;
+        pushed += sent?;
+        acknowledged = Some(last_id);
+        chunk = next?;
     }
+    mark_shared(store, acknowledged).await?;
     Ok(pushed)
 }
