@@ -136,6 +136,15 @@ pub async fn insert_rules(
     Ok(id)
 }
 
+/// Every instance's rules versions, grouped by instance, each instance's in [`rules_for`]'s order.
+pub async fn all_rules(conn: &mut SqliteConnection) -> Result<Vec<RulesRow>, StoreError> {
+    Ok(sqlx::query_as::<_, RulesRow>(
+        "SELECT * FROM billing_rules ORDER BY instance_id, effective_from, id",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
 pub async fn rules_for(
     conn: &mut SqliteConnection,
     instance_id: i64,

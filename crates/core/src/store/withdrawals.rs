@@ -84,18 +84,26 @@ pub async fn event(
     .await?)
 }
 
-/// Uid and member of each event of one instance, in the order `ledger::events_for` returns them
-/// (withdrawn events left out the same way).
-pub async fn replayed_origins(
+/// Every instance's events as replays see them (withdrawn ones left out), grouped by instance
+/// and within an instance in the order `ledger::events_for` returns them, with each event's uid
+/// and recorder: one query for the whole working copy (the team's conflict report).
+pub async fn replayed_events_all(
     conn: &mut SqliteConnection,
-    instance_id: i64,
-) -> Result<Vec<(String, Option<String>)>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT uid, recorded_by FROM ledger_events WHERE instance_id = ?
-             AND NOT EXISTS (SELECT 1 FROM withdrawn_events w WHERE w.event_uid = ledger_events.uid)
-         ORDER BY at, coalesce(recorded_by, ''), coalesce(origin_seq, id), uid",
+) -> Result<Vec<ReplayedEvent>, StoreError> {
+    Ok(sqlx::query_as::<_, ReplayedEvent>(
+        "SELECT * FROM ledger_events
+         WHERE NOT EXISTS (SELECT 1 FROM withdrawn_events w WHERE w.event_uid = ledger_events.uid)
+         ORDER BY instance_id, at, coalesce(recorded_by, ''), coalesce(origin_seq, id), uid",
     )
-    .bind(instance_id)
     .fetch_all(conn)
     .await?)
+}
+
+/// An event with its team identity, as [`replayed_events_all`] returns it.
+#[derive(Debug, Clone, FromRow)]
+pub struct ReplayedEvent {
+    #[sqlx(flatten)]
+    pub event: super::ledger::EventRow,
+    pub uid: String,
+    pub recorded_by: Option<String>,
 }

@@ -10,7 +10,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::SqliteConnection;
 use ts_rs::TS;
 
 use super::server::Server;
@@ -18,7 +17,7 @@ use super::TeamError;
 use crate::billing::{events::settle, rows};
 use crate::store::ledger as ledger_repo;
 use crate::store::team as repo;
-use crate::store::withdrawals::{self, WithdrawalRow};
+use crate::store::withdrawals::{self, ReplayedEvent, WithdrawalRow};
 use crate::store::{Store, StoreError};
 use crate::Coded;
 
@@ -65,22 +64,23 @@ pub struct StandingEvent {
     pub at: DateTime<Utc>,
 }
 
-/// Refused events of one instance, each with the accepted event of its kind before it.
-async fn refused_in(
-    conn: &mut SqliteConnection,
+/// Refused events of one instance, each with the accepted event of its kind before it, from its
+/// rules versions and its events in replay order.
+fn refused_in(
     instance: &ledger_repo::InstanceRow,
     uid: &str,
+    rules: &[ledger_repo::RulesRow],
+    replayed: &[ReplayedEvent],
 ) -> Result<Vec<Conflict>, TeamError> {
-    let rules = ledger_repo::rules_for(&mut *conn, instance.id).await?;
-    let event_rows = ledger_repo::events_for(&mut *conn, instance.id).await?;
-    let origins = withdrawals::replayed_origins(&mut *conn, instance.id).await?;
-    let events = rows::events_from_rows(&rules, &event_rows)?;
+    let event_rows: Vec<ledger_repo::EventRow> =
+        replayed.iter().map(|row| row.event.clone()).collect();
+    let events = rows::events_from_rows(rules, &event_rows)?;
     let settled = settle(events)?;
     let refused_at: Vec<usize> = settled.refused.iter().map(|(index, _)| *index).collect();
     let member_of = |index: usize| {
-        origins
+        replayed
             .get(index)
-            .and_then(|(_, member)| member.clone())
+            .and_then(|row| row.recorded_by.clone())
             .unwrap_or_default()
     };
     Ok(settled
@@ -91,20 +91,18 @@ async fn refused_in(
             let standing = (0..index)
                 .rev()
                 .find(|&i| event_rows[i].kind == row.kind && !refused_at.contains(&i))
-                .and_then(|i| {
-                    Some(StandingEvent {
-                        event_uid: origins.get(i)?.0.clone(),
-                        member: member_of(i),
-                        event_kind: event_rows[i].kind.clone(),
-                        at: event_rows[i].at,
-                    })
+                .map(|i| StandingEvent {
+                    event_uid: replayed[i].uid.clone(),
+                    member: member_of(i),
+                    event_kind: event_rows[i].kind.clone(),
+                    at: event_rows[i].at,
                 });
             Conflict {
                 kind: "refused_event".into(),
                 instance: instance.name.clone(),
                 instance_uid: uid.to_owned(),
                 member: member_of(index),
-                event_uid: origins.get(index).map(|(uid, _)| uid.clone()),
+                event_uid: Some(replayed[index].uid.clone()),
                 event_kind: Some(row.kind.clone()),
                 at: Some(row.at),
                 code: Some(err.code().to_owned()),
@@ -118,18 +116,34 @@ async fn refused_in(
         .collect())
 }
 
+/// The slice of `rows` (grouped by instance id) that belongs to `instance_id`.
+fn group_of<T>(rows: &[T], instance_id: i64, id_of: impl Fn(&T) -> i64) -> &[T] {
+    let start = rows.partition_point(|row| id_of(row) < instance_id);
+    let end = rows.partition_point(|row| id_of(row) <= instance_id);
+    &rows[start..end]
+}
+
 /// Every conflict in the working copy now.
 pub async fn conflicts(store: &Store) -> Result<Vec<Conflict>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     let mut found = Vec::new();
-    let recorders = repo::instance_recorders(&mut conn).await?;
+    let recorders: std::collections::HashMap<i64, String> = repo::instance_recorders(&mut conn)
+        .await?
+        .into_iter()
+        .map(|(id, uid, _)| (id, uid))
+        .collect();
+    // Three queries for the whole working copy, not three per instance: a team's copy holds
+    // every member's instances, and this runs after every sync.
+    let rules = ledger_repo::all_rules(&mut conn).await?;
+    let replayed = withdrawals::replayed_events_all(&mut conn).await?;
     for instance in ledger_repo::list_instances(&mut conn).await? {
-        let uid = recorders
-            .iter()
-            .find(|(id, _, _)| *id == instance.id)
-            .map(|(_, uid, _)| uid.clone())
-            .unwrap_or_default();
-        found.extend(refused_in(&mut conn, &instance, &uid).await?);
+        let uid = recorders.get(&instance.id).cloned().unwrap_or_default();
+        found.extend(refused_in(
+            &instance,
+            &uid,
+            group_of(&rules, instance.id, |row| row.instance_id),
+            group_of(&replayed, instance.id, |row| row.event.instance_id),
+        )?);
     }
     for row in repo::stored_conflicts(&mut conn).await? {
         found.push(Conflict {
