@@ -120,6 +120,9 @@ app_commands![
     backup::release_check,
     backup::release_instance,
     backup::release_bill,
+    team::team_resolve_conflict,
+    team::team_set_budget,
+    monitor::monitor_language,
 ];
 
 pub fn run() {

@@ -181,8 +181,34 @@ async fn tick_once(
     if !tick.fired.is_empty() {
         send_webhooks(state.store.clone(), tick.fired, now);
     }
+    team_budgets(app, state, &rules, now).await;
     tray::refresh(app, state, board, now).await;
     Ok(())
+}
+
+/// The team budgets' 50/80/100 % reminders (core `remind::team`), told to this member through the
+/// desktop and the webhooks; a failure only skips them this tick.
+async fn team_budgets(
+    app: &AppHandle,
+    state: &AppState,
+    rules: &remind::ReminderRules,
+    now: DateTime<Utc>,
+) {
+    let fired = match remind::team::due_in_store(&state.store, now).await {
+        Ok(due) => remind::team::tick(&state.store, &due, rules, now, &chrono::Local).await,
+        Err(err) => Err(err),
+    };
+    match fired {
+        Ok(fired) if !fired.is_empty() => {
+            for reminder in &fired {
+                tracing::info!(team = %reminder.instance, kind = reminder.kind.as_str(), "team reminder fired");
+                notify_desktop(app, reminder);
+            }
+            send_webhooks(state.store.clone(), fired, now);
+        }
+        Ok(_) => {}
+        Err(err) => tracing::warn!(%err, "team budget reminders not checked"),
+    }
 }
 
 /// A desktop notification; where the desktop has no notification service (a bare X server),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use leasehold_core::connect::LiveTargets;
+use leasehold_core::monitor::live::StreamLanguages;
 use leasehold_core::ssh::{ConnectOptions, SshTarget};
 use leasehold_core::store::{OpenFailure, Store, StoreError};
 use leasehold_core::verify::RunningChecks;
@@ -23,6 +24,8 @@ pub struct AppState {
     pub checks: RunningChecks,
     /// Where every command's "now" comes from.
     pub clock: Arc<dyn Clock>,
+    /// The language each open GPU dashboard's findings are worded in.
+    pub monitor_languages: StreamLanguages,
 }
 
 impl AppState {
@@ -43,6 +46,7 @@ impl AppState {
             live: LiveTargets::default(),
             checks: RunningChecks::default(),
             clock: Arc::new(SystemClock),
+            monitor_languages: StreamLanguages::default(),
         }
     }
 

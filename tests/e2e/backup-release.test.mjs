@@ -123,32 +123,53 @@ describe('backup and release', () => {
     assert.equal(sum(local), sum(`${home}/${WORK}/train/model.safetensors`))
     assert.ok(existsSync(path.join(dir, 'environment')), 'the environment export was saved')
 
+    // A training job still runs on the instance: the check sees it, the wizard stops it.
+    const job = JSON.parse(
+      execFileSync(
+        CLI,
+        ['job', 'start', '--ssh', host.sshCommand, '-i', host.clientKey, '--known-hosts', path.join(profile, 'cli_known_hosts'), '--accept-new-host-key'].concat(
+          ['--instance', name, '--name', 'train', '--json', '--db', db, '--', 'sleep', '600'],
+        ),
+        { encoding: 'utf8' },
+      ),
+    )
     await s.click('[data-testid="go-release"]')
     await s.waitFor('[data-testid="release-verdict"]', { timeoutMs: 120_000 })
+    assert.equal(await (await s.find('[data-testid="check-jobs.running"]')).attribute('data-status'), 'blocked', 'the running job blocks')
     const unpushed = await s.find('[data-testid="check-git.unpushed"]')
     assert.equal(await unpushed.attribute('data-status'), 'blocked', 'unpushed commits block the release')
     assert.equal(await (await s.find('[data-testid="check-backup.never"]')).attribute('data-status'), 'ok', 'the backup counts')
     await screenshot(s, `${lang}/62-release-checks`)
     await s.click('[data-testid="release-next"]')
     await s.waitFor('[data-testid="release"][data-step="resolve"]')
-    // Next without reasons is refused: the blocked checks need one each.
+    await s.scrollTo(`[data-testid="resolve-jobs.running"]`)
+    await screenshot(s, `${lang}/63-release-stop-job`)
+    await s.click(`[data-testid="release-stop-job-${job.id}"]`)
+    await waitFor(async () => (await s.findAll('[data-testid="resolve-jobs.running"]')).length === 0, {
+      timeoutMs: 60_000,
+      what: 'the stopped job no longer blocks',
+    })
+    const state = JSON.parse(execFileSync(CLI, ['job', 'status', job.id, '--json', '--db', db], { encoding: 'utf8' }))
+    assert.equal(state.state, 'cancelled', 'the job was stopped on the instance')
+    // Next without reasons is refused: the blocked checks need one each, named by their titles.
     await s.click('[data-testid="release-next"]')
     await s.waitFor('[data-testid="form-error"]')
+    assert.match(await s.text('[data-testid="form-error"]'), lang === 'en' ? /Unpushed commits/ : /未推送的提交/)
     for (const field of await s.findAll('[data-testid^="override-"]')) {
       await field.click()
       await field.sendKeys(lang === 'en' ? 'scratch work, not needed' : '临时试验，不需要')
     }
-    await screenshot(s, `${lang}/63-release-resolve`)
+    await screenshot(s, `${lang}/64-release-resolve`)
     await s.click('[data-testid="release-next"]')
     await s.waitFor('[data-testid="release-confirm"]')
     await s.type('[data-testid="release-confirm"]', name)
-    await screenshot(s, `${lang}/64-release-confirm`)
+    await screenshot(s, `${lang}/65-release-confirm`)
     await s.click('[data-testid="release-do"]')
     await s.waitFor('[data-testid="final-bill"]', { timeoutMs: 30_000 })
     const backups = await s.text('[data-testid="bill-backups"]')
     assert.ok(backups.includes(dir), `the bill lists the backup:\n${backups}`)
     assert.match(await s.text('[data-testid="bill-overrides"]'), lang === 'en' ? /Unpushed commits: scratch/ : /未推送的提交: 临时试验/)
-    await screenshot(s, `${lang}/65-release-bill`)
+    await screenshot(s, `${lang}/66-release-bill`)
     const shown = JSON.parse(execFileSync(CLI, ['cost', name, '--json', '--db', db], { encoding: 'utf8' }))
     assert.equal(shown.state, 'released', 'the ledger records the release')
   }

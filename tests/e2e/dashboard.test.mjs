@@ -1,7 +1,8 @@
 // The instance page as the place to work, against a real sshd whose fake nvidia-smi replays
 // eight A100s with only GPU 0 busy: the live charts (one per GPU), the process on GPU 0, the
 // "only GPU 0 works" finding with its torchrun fix, the port-forward presets and the busy hours.
-// Leaving the page stops the stream on the instance. Screenshots in English and Chinese.
+// A language switch while the page is open re-words it live; leaving the page stops the stream
+// on the instance. Screenshots in English and Chinese.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -16,15 +17,19 @@ import { waitFor } from './lib/webdriver.mjs'
 const INSTANCE = 'a100-x8-dash'
 const CLI = path.join(path.dirname(BINARY ?? ''), 'leasehold')
 
-/** The instance's looping nvidia-smi processes (the dashboard's GPU stream). */
-function loopingSamplers() {
+/** The PIDs of the instance's looping nvidia-smi processes (the dashboard's GPU stream). */
+function loopingSamplerPids() {
   try {
     return execFileSync('pgrep', ['-u', E2E_USER, '-f', 'nvidia-smi --query-gpu.*-lms'], { encoding: 'utf8' })
       .split('\n')
-      .filter(Boolean).length
+      .filter(Boolean)
   } catch {
-    return 0
+    return []
   }
+}
+
+function loopingSamplers() {
+  return loopingSamplerPids().length
 }
 
 describe('dashboard', () => {
@@ -95,6 +100,38 @@ describe('dashboard', () => {
     await screenshot(s, 'en/61-dashboard-findings')
   })
 
+  it('a language switch on the open dashboard re-words it, chart legends and findings included, without restarting the stream', async () => {
+    const stream = loopingSamplerPids()
+    assert.equal(stream.length, 1)
+    const legend = '[data-testid="gpu-card"][data-gpu="0"] .u-legend'
+    assert.match(await s.text(legend), /Utilisation %[\s\S]*Memory %/)
+    await s.click('[data-testid="sidebar-language"]')
+    await waitFor(async () => /只有 GPU 0 在干活/.test(await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]')), {
+      timeoutMs: 15_000,
+      what: 'the finding re-worded in Chinese',
+    })
+    assert.match(await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]'), /torchrun --nproc_per_node=8/)
+    await waitFor(async () => /利用率 %[\s\S]*显存 %/.test(await s.text(legend)), { what: 'the chart legend in Chinese' })
+    assert.match(await s.text('[data-testid="gpu-dashboard"]'), /GPU 实时监控/)
+    assert.equal(await s.text('[data-testid="gpu-dashboard-status"]'), '实时')
+    assert.equal((await s.findAll('[data-testid="gpu-card"]')).length, 8, 'the charts stay')
+    assert.deepEqual(loopingSamplerPids(), stream, 'the same nvidia-smi stream goes on')
+    await s.scrollTo('[data-testid="gpu-dashboard"]')
+    await screenshot(s, 'zh-CN/62-dashboard-switched-live')
+    await s.scrollTo('[data-testid="live-findings"]')
+    await screenshot(s, 'zh-CN/63-dashboard-switched-findings')
+
+    await s.click('[data-testid="sidebar-language"]')
+    await waitFor(async () => /Only GPU 0 is working/.test(await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]')), {
+      timeoutMs: 15_000,
+      what: 'the finding back in English',
+    })
+    await waitFor(async () => /Utilisation %/.test(await s.text(legend)), { what: 'the chart legend in English' })
+    assert.deepEqual(loopingSamplerPids(), stream, 'still the same stream')
+    await s.scrollTo('[data-testid="gpu-dashboard"]')
+    await screenshot(s, 'en/62-dashboard-switched-back')
+  })
+
   it('en: leaving the page stops the stream on the instance', async () => {
     await goTo(s, 'rentals')
     await waitFor(async () => loopingSamplers() === 0, { timeoutMs: 20_000, what: 'the remote nvidia-smi loop to end' })
@@ -111,5 +148,14 @@ describe('dashboard', () => {
     await screenshot(s, 'zh-CN/60-dashboard')
     await s.scrollTo('[data-testid="live-findings"]')
     await screenshot(s, 'zh-CN/61-dashboard-findings')
+    // The minutes streamed so far are on the bill: busy hours and the idle GPUs' share.
+    await s.waitFor('[data-testid="bill-busy-hours"]', { timeoutMs: 130_000 })
+    assert.match(await s.text('[data-testid="bill-busy-hours"]'), /GPU 工作时长[\s\S]*空闲显卡的费用/)
+    await s.scrollTo('[data-testid="breakdown"]')
+    await screenshot(s, 'zh-CN/64-bill-busy-hours')
+    await s.click('[data-testid="sidebar-language"]')
+    await waitFor(async () => /GPUs worked/.test(await s.text('[data-testid="bill-busy-hours"]')), { what: 'the bill line in English' })
+    await s.scrollTo('[data-testid="breakdown"]')
+    await screenshot(s, 'en/64-bill-busy-hours')
   })
 })

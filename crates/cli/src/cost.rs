@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use leasehold_core::billing::{ledger, CostReport};
+use leasehold_core::monitor::history::{self, BusyHours};
+use serde::Serialize;
 
 use crate::ledger::{block_on, open_existing, parse_time, time_or_now};
 use crate::output;
@@ -33,19 +35,41 @@ pub struct ForecastArgs {
     json: bool,
 }
 
+/// `cost --json`: the bill's fields as they always were, plus what the GPUs did.
+#[derive(Serialize)]
+struct CostOutput<'a> {
+    #[serde(flatten)]
+    report: &'a CostReport,
+    /// GPU-busy hours and the idle time's cost from the monitor's minute history; `null` when
+    /// the instance's GPUs were never watched.
+    gpu_busy: Option<&'a BusyHours>,
+}
+
 pub fn run_cost(db: &Path, args: &CostArgs) -> ExitCode {
     let run = || -> Result<ExitCode, ExitCode> {
         let now = time_or_now("--at", args.at.as_deref())?;
-        let report = block_on(async {
+        let (report, busy) = block_on(async {
             let store = open_existing(db, &args.name).await?;
-            let result = ledger::cost(&store, &args.name, now).await;
+            let result = match ledger::cost(&store, &args.name, now).await {
+                Ok(report) => {
+                    let busy = history::busy_hours_for(&store, &report).await;
+                    Ok((report, busy))
+                }
+                Err(err) => Err(err),
+            };
             store.close().await;
             result
         })?;
+        let busy = busy.map_err(|err| output::fail(&err))?;
+        let watched = busy.first_minute.is_some().then_some(&busy);
         if args.json {
-            return Ok(output::print_json(&report));
+            return Ok(output::print_json(&CostOutput {
+                report: &report,
+                gpu_busy: watched,
+            }));
         }
         print_report(&report);
+        print_busy_hours(watched);
         Ok(ExitCode::SUCCESS)
     };
     run().unwrap_or_else(|code| code)
@@ -112,4 +136,24 @@ fn print_report(report: &CostReport) {
     if let Some(wipe_at) = report.wipe_at {
         say!("  wiped at {} if it stays stopped", wipe_at.to_rfc3339());
     }
+}
+
+fn print_busy_hours(busy: Option<&BusyHours>) {
+    let Some(busy) = busy else {
+        say!("  GPU-busy hours: none recorded (the GPUs were never watched)");
+        return;
+    };
+    let cur = &busy.currency;
+    say!(
+        "  GPUs busy {} h of {} h watched ({} of {} GPU-hours working)",
+        busy.busy_hours,
+        busy.observed_hours,
+        busy.gpu_busy_hours,
+        busy.gpu_hours
+    );
+    say!(
+        "  idle time cost {} {cur} (every GPU idle), {} {cur} (idle GPUs' share)",
+        busy.idle_cost,
+        busy.idle_gpu_cost
+    );
 }

@@ -10,8 +10,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use leasehold_core::billing::{
-    ledger, BillingRules, InstanceDetail, InstanceSummary, NewInstance, PowerAction, ProviderKey,
+    ledger, BillingError, BillingRules, InstanceDetail, InstanceSummary, NewInstance, PowerAction,
+    ProviderKey,
 };
+use leasehold_core::team;
 use rust_decimal::Decimal;
 
 use crate::ledger::{
@@ -68,6 +70,9 @@ pub struct AddArgs {
     /// Budget for this rental, in its currency.
     #[arg(long, allow_hyphen_values = true)]
     budget: Option<String>,
+    /// The project it is rented for (team mode sums the month's spend by project).
+    #[arg(long)]
+    project: Option<String>,
     #[command(flatten)]
     rules: RuleFlags,
     /// When it was created (RFC 3339); default now.
@@ -185,10 +190,28 @@ fn add(db: &Path, args: &AddArgs) -> Result<ExitCode, ExitCode> {
     };
     // Every check that needs no database runs before the file is even opened.
     new.validate().map_err(|e| output::fail(&e))?;
+    let project = args
+        .project
+        .as_deref()
+        .map(|p| team::link::check_name("project", p))
+        .transpose()
+        .map_err(|e| output::fail(&e))?;
     let at = time_or_now("--at", args.at.as_deref())?;
     let summary = block_on(async {
         let store = open_for_write(db).await?;
-        let result = ledger::add_instance(&store, &new, at).await;
+        let mut result = ledger::add_instance(&store, &new, at).await;
+        if let (Ok(_), Some(project)) = (&result, &project) {
+            if let Err(err) = team::set_project(&store, &new.name, Some(project)).await {
+                result = Err(match err {
+                    team::TeamError::Billing(err) => err,
+                    team::TeamError::Store(err) => BillingError::Store(err),
+                    other => BillingError::InvalidInput {
+                        field: "project",
+                        reason: other.to_string(),
+                    },
+                });
+            }
+        }
         store.close().await;
         result
     })?;

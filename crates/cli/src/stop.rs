@@ -39,7 +39,7 @@ pub struct StopArgs {
     /// Run this instead of the provider's power-off command.
     #[arg(long, value_name = "CMD", conflicts_with = "api")]
     power_off: Option<String>,
-    /// Seconds to wait for the instance to stop answering SSH.
+    /// Seconds to wait for the stop to be confirmed (SSH stops answering, or the API says so).
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     wait: u64,
     /// The provider's id of the instance (saved for next time).
@@ -87,6 +87,10 @@ pub fn run(db: &Path, args: &StopArgs) -> ExitCode {
                 &ApiEndpoints::from_env(),
                 args.provider_id.as_deref(),
                 key,
+                StopWait {
+                    limit: Duration::from_secs(args.wait.max(1)),
+                    ..StopWait::default()
+                },
                 &clock,
             )
             .await

@@ -66,24 +66,25 @@ fn connect(laptop: &Laptop, pg: &TestPostgres, member: &str) {
 }
 
 fn add(laptop: &Laptop, name: &str, at: &str) {
-    leasehold(
-        laptop,
-        &[
-            "instance",
-            "add",
-            name,
-            "--gpu",
-            "A100",
-            "--price",
-            "10",
-            "--currency",
-            "CNY",
-            "--at",
-            at,
-        ],
-    )
-    .assert()
-    .success();
+    add_for(laptop, name, at, &[]);
+}
+
+fn add_for(laptop: &Laptop, name: &str, at: &str, more: &[&str]) {
+    let mut args = vec![
+        "instance",
+        "add",
+        name,
+        "--gpu",
+        "A100",
+        "--price",
+        "10",
+        "--currency",
+        "CNY",
+        "--at",
+        at,
+    ];
+    args.extend_from_slice(more);
+    leasehold(laptop, &args).assert().success();
 }
 
 #[test]
@@ -92,7 +93,12 @@ fn sync_and_status_print_the_documented_json() {
     let (alice, bob) = (laptop(), laptop());
     connect(&alice, &pg, "alice");
     connect(&bob, &pg, "bob");
-    add(&alice, "a100", "2026-03-01T08:00:00Z");
+    add_for(
+        &alice,
+        "a100",
+        "2026-03-01T08:00:00Z",
+        &["--project", "vision"],
+    );
     leasehold(
         &alice,
         &["instance", "start", "a100", "--at", "2026-03-01T09:00:00Z"],
@@ -139,6 +145,12 @@ fn sync_and_status_print_the_documented_json() {
     assert_eq!(running["burn_rate_per_hour"], "10.00");
     assert!(status["month_to_date"]["by_member"].is_array());
     assert!(status["month_to_date"]["by_gpu"].is_array());
+    assert_eq!(running["project"], "vision", "Alice's project reached Bob");
+    assert_eq!(
+        status["month_to_date"]["by_project"][0]["key"], "vision",
+        "spend by project: {}",
+        status["month_to_date"]
+    );
 
     leasehold(&bob, &["team", "disconnect"]).assert().success();
     leasehold(&bob, &["team", "sync"])

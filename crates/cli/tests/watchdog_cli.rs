@@ -1,5 +1,6 @@
 //! `leasehold watchdog` and `leasehold stop` as scripts use them: the printed script, exit 2 for
-//! bad settings before anything connects, and `stop --api --json` against a local stand-in.
+//! bad settings before anything connects, and `stop --api --json` against a local stand-in (the
+//! stop request, then the look that confirms it).
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -106,39 +107,46 @@ fn bad_settings_exit_2_before_connecting() {
     }
 }
 
-/// Answer one request with `answer` and hand back what was asked.
-fn one_request(listener: TcpListener, answer: &'static str) -> std::thread::JoinHandle<String> {
+/// Answer one request per entry of `answers`, in order, and hand back what was asked.
+fn requests(
+    listener: TcpListener,
+    answers: &'static [&'static str],
+) -> std::thread::JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().expect("a request");
-        let mut seen = Vec::new();
-        let mut chunk = [0u8; 4096];
-        loop {
-            let n = stream.read(&mut chunk).unwrap_or(0);
-            seen.extend_from_slice(&chunk[..n]);
-            let text = String::from_utf8_lossy(&seen).into_owned();
-            if let Some(end) = text.find("\r\n\r\n") {
-                let length = text
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase()
-                            .strip_prefix("content-length:")
-                            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                    })
-                    .unwrap_or(0);
-                if seen.len() >= end + 4 + length {
+        let mut asked = Vec::new();
+        for answer in answers {
+            let (mut stream, _) = listener.accept().expect("a request");
+            let mut seen = Vec::new();
+            let mut chunk = [0u8; 4096];
+            loop {
+                let n = stream.read(&mut chunk).unwrap_or(0);
+                seen.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&seen).into_owned();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if seen.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+                if n == 0 {
                     break;
                 }
             }
-            if n == 0 {
-                break;
-            }
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+            stream.write_all(reply.as_bytes()).unwrap();
+            asked.push(String::from_utf8_lossy(&seen).into_owned());
         }
-        let reply = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-            answer.len()
-        );
-        stream.write_all(reply.as_bytes()).unwrap();
-        String::from_utf8_lossy(&seen).into_owned()
+        asked
     })
 }
 
@@ -165,7 +173,13 @@ fn stop_api_json_calls_vast_and_records_the_stop() {
     add_running(&db, "vast");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = one_request(listener, r#"{"success": true}"#);
+    let server = requests(
+        listener,
+        &[
+            r#"{"success": true}"#,
+            r#"{"instances": {"actual_status": "stopped"}}"#,
+        ],
+    );
     let out = cargo_bin_cmd!("leasehold")
         .args([
             "stop",
@@ -183,7 +197,12 @@ fn stop_api_json_calls_vast_and_records_the_stop() {
         .env("LEASEHOLD_VAST_API_URL", &base)
         .assert()
         .success();
-    let request = server.join().unwrap();
+    let asked = server.join().unwrap();
+    let request = &asked[0];
+    assert!(
+        asked[1].starts_with("GET /api/v0/instances/4242/ HTTP/1.1\r\n"),
+        "then it asks whether the instance stopped: {asked:?}"
+    );
     assert!(
         request.starts_with("PUT /api/v0/instances/4242/ HTTP/1.1\r\n"),
         "{request}"

@@ -569,3 +569,184 @@ async fn a_release_without_any_check_needs_a_recorded_reason() {
     assert_eq!(bill.overrides[0].code, "release.no_check");
     assert_eq!(bill.busy_hours, None, "not measured");
 }
+
+/// The jobs check reads each job recorded as running from the instance first: one that ended
+/// since the app last looked no longer blocks, one still running does.
+#[tokio::test]
+async fn the_jobs_check_reads_recorded_jobs_afresh_from_the_instance() {
+    use leasehold_core::job::record::{self, NewJob};
+    use leasehold_core::job::{self, JobId, JobRoot};
+
+    let setup = Setup::new();
+    let root = setup.host.remote_dir();
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    recorded_instance(&store, "gpu-box").await;
+    let request = leasehold_core::ssh::ConnectRequest {
+        ssh_command: setup.host.ssh_command(),
+        ..Default::default()
+    };
+    let options = std::collections::BTreeMap::new();
+    let mut ids = Vec::new();
+    for (tag, script) in [("ended", "echo trained"), ("training", "sleep 60")] {
+        // Unique per run: the test user's home (and its job folders) outlives a test.
+        let fresh = JobId::generate(leasehold_core::clock::Clock::now(
+            &leasehold_core::clock::SystemClock,
+        ));
+        let id = JobId::parse(&format!("{fresh}-{tag}")).expect("id");
+        let job = NewJob {
+            id: &id,
+            instance: Some("gpu-box"),
+            target: "test",
+            request: &request,
+            name: Some(tag),
+            recipe: None,
+            options: &options,
+            script,
+            now: t0(),
+        };
+        record::start_recorded(&store, &target, &JobRoot::Home, &job)
+            .await
+            .expect("started");
+        ids.push(id);
+    }
+    // Wait until the short job has ended on the instance; the database still says running.
+    for _ in 0..100 {
+        let status = job::status(&target, &JobRoot::Home, &ids[0])
+            .await
+            .expect("status");
+        if status.state.is_over() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let options = ScanOptions {
+        roots: vec![root.to_string_lossy().into_owned()],
+        path_prefix: None,
+    };
+    let outcome = release::check(
+        &store,
+        &target,
+        "gpu-box",
+        &options,
+        t0() + Duration::hours(1),
+    )
+    .await
+    .expect("checked");
+    let jobs = outcome
+        .checks
+        .iter()
+        .find(|c| c.code == "jobs.running")
+        .expect("jobs check");
+    assert_eq!(jobs.status, CheckStatus::Blocked);
+    assert_eq!(jobs.items, vec![format!("{} (training)", ids[1])]);
+    job::cancel(
+        &target,
+        &JobRoot::Home,
+        &ids[1],
+        std::time::Duration::from_secs(1),
+    )
+    .await
+    .expect("cancelled");
+}
+
+/// "Changed since the last backup" compares the instance's file times with a backup start taken
+/// on this computer's clock: with this computer an hour behind the instance, a file written
+/// before the backup still counts as saved and one written after it as changed.
+#[tokio::test]
+async fn changes_since_a_backup_are_judged_on_the_instances_clock() {
+    let setup = Setup::new();
+    let root = setup.host.remote_dir();
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    let instance_now = leasehold_core::clock::Clock::now(&leasehold_core::clock::SystemClock);
+    let laptop_now = instance_now - Duration::hours(1);
+    let before_backup = std::fs::File::create(work.join("saved.txt")).expect("file");
+    before_backup
+        .set_modified((instance_now - Duration::minutes(20)).into())
+        .expect("mtime");
+    std::fs::write(work.join("after.txt"), "written after the backup").expect("file");
+    give_all(&setup, &root);
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    recorded_instance(&store, "gpu-box").await;
+    let started = laptop_now - Duration::minutes(10);
+    backup::record::save(
+        &store,
+        Some("gpu-box"),
+        "test",
+        Path::new("/saved"),
+        started,
+        started + Duration::minutes(1),
+        vec![backup::BackupItem {
+            kind: ItemKind::Folder,
+            remote_path: work.display().to_string(),
+            local_path: Some("/saved/work".into()),
+            files: 1,
+            bytes: 1,
+            sha256: None,
+            detail: None,
+        }],
+    )
+    .await
+    .expect("backup recorded");
+
+    let context = backup::InstanceContext::load(&store, "gpu-box", laptop_now)
+        .await
+        .expect("context");
+    let options = ScanOptions {
+        roots: vec![work.display().to_string()],
+        path_prefix: None,
+    };
+    let report = backup::scan(&target, &options, Some(&context))
+        .await
+        .expect("scanned");
+    let changed = report.changed_since_last_backup.expect("backed up before");
+    assert_eq!(changed.files, 1, "only after.txt changed: {changed:?}");
+}
+
+/// A copy into the provider's file storage lands in its own dated folder there, is recorded
+/// with its size, and a hostile file name is only ever data to it.
+#[tokio::test]
+async fn a_copy_into_file_storage_lands_there_and_is_recorded() {
+    let setup = Setup::new();
+    let root = setup.host.remote_dir();
+    let work = root.join("run $(touch pwned) 'one'");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(work.join("weights.bin"), vec![7u8; 4096]).expect("file");
+    let storage_dir = root.join("autodl-fs");
+    std::fs::create_dir_all(&storage_dir).expect("mkdir");
+    give_all(&setup, &root);
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    recorded_instance(&store, "gpu-box").await;
+    let storage = backup::ProviderStorage {
+        data_disk: None,
+        file_storage: Some(storage_dir.display().to_string()),
+        image_keeps_data_disk: None,
+        console_url: None,
+    };
+    let clock = FixedClock::new(t0() + Duration::hours(1));
+    let record = backup::copy_to_file_storage(
+        &store,
+        &target,
+        Some("gpu-box"),
+        &storage,
+        &work.display().to_string(),
+        &clock,
+    )
+    .await
+    .expect("copied");
+    let copy = storage_dir
+        .join("leasehold-backup/20260301T090000Z")
+        .join(work.file_name().expect("name"))
+        .join("weights.bin");
+    assert_eq!(std::fs::read(&copy).expect("copy exists"), vec![7u8; 4096]);
+    assert!(!root.join("pwned").exists() && !Path::new("pwned").exists());
+    assert_eq!(record.items[0].kind, ItemKind::FileStorage);
+    assert!(record.items[0].bytes >= 4096, "{:?}", record.items[0]);
+    let history = backup::record::history(&store, "gpu-box")
+        .await
+        .expect("history");
+    assert_eq!(history.len(), 1, "the copy is recorded");
+}

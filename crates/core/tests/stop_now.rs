@@ -63,6 +63,14 @@ fn short_wait(limit_secs: u64) -> StopWait {
     }
 }
 
+/// Looks at the provider's answer every 20 ms for at most 2 s.
+fn quick_looks() -> StopWait {
+    StopWait {
+        limit: Duration::from_secs(2),
+        every: Duration::from_millis(20),
+    }
+}
+
 fn request_for(setup: &common::Setup) -> ConnectRequest {
     ConnectRequest {
         ssh_command: setup.host.ssh_command(),
@@ -214,13 +222,18 @@ struct Seen {
     body: String,
 }
 
-/// A local HTTP/1.1 server that records each request and answers `status` with `body`.
-async fn stand_in(status: u16, answer: &'static str) -> (String, Arc<Mutex<Vec<Seen>>>) {
+/// A local HTTP/1.1 server that records each request. A stop request is answered `status` with
+/// `answer`; the n-th status look (GET) with `looks[n]`, the last one repeating.
+async fn stand_in(
+    status: u16,
+    answer: &'static str,
+    looks: &'static [&'static str],
+) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let address = listener.local_addr().expect("address");
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::<Seen>::new()));
     let log = seen.clone();
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
@@ -259,12 +272,22 @@ async fn stand_in(status: u16, answer: &'static str) -> (String, Arc<Mutex<Vec<S
                     buffer.extend_from_slice(&chunk[..n]);
                 }
                 let body = String::from_utf8_lossy(&buffer[head_end..]).into_owned();
-                log.lock().unwrap().push(Seen {
-                    method,
-                    path,
-                    headers,
-                    body,
-                });
+                let (status, answer) = {
+                    let mut log = log.lock().unwrap();
+                    let looked = log.iter().filter(|seen| seen.method == "GET").count();
+                    let reply = if method == "GET" {
+                        (200, looks[looked.min(looks.len().saturating_sub(1))])
+                    } else {
+                        (status, answer)
+                    };
+                    log.push(Seen {
+                        method,
+                        path,
+                        headers,
+                        body,
+                    });
+                    reply
+                };
                 let answer = format!(
                     "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
                     answer.len(),
@@ -277,9 +300,17 @@ async fn stand_in(status: u16, answer: &'static str) -> (String, Arc<Mutex<Vec<S
 }
 
 #[tokio::test]
-async fn runpod_stop_posts_to_the_pod_with_the_bearer_key_and_is_recorded() {
+async fn runpod_stop_posts_to_the_pod_with_the_bearer_key_and_is_recorded_once_it_exited() {
     let store = running_instance("runpod").await;
-    let (base, seen) = stand_in(200, "").await;
+    let (base, seen) = stand_in(
+        200,
+        "",
+        &[
+            r#"{"desiredStatus": "RUNNING"}"#,
+            r#"{"desiredStatus": "EXITED"}"#,
+        ],
+    )
+    .await;
     let endpoints = ApiEndpoints {
         runpod: format!("{base}/v1"),
         vast: base.clone(),
@@ -290,6 +321,7 @@ async fn runpod_stop_posts_to_the_pod_with_the_bearer_key_and_is_recorded() {
         &endpoints,
         Some("abc123xyz456"),
         Some(Secret::new("rp-test-key")),
+        quick_looks(),
         &FixedClock::new(at(900)),
     )
     .await
@@ -297,10 +329,15 @@ async fn runpod_stop_posts_to_the_pod_with_the_bearer_key_and_is_recorded() {
     assert_eq!(report.via, StopVia::Api);
     assert_eq!(report.stopped_at, at(900));
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 1, "one call: {seen:?}");
+    assert_eq!(seen.len(), 3, "the stop, then looks until EXITED: {seen:?}");
     assert_eq!(seen[0].method, "POST");
     assert_eq!(seen[0].path, "/v1/pods/abc123xyz456/stop");
     assert_eq!(seen[0].headers["authorization"], "Bearer rp-test-key");
+    for look in &seen[1..] {
+        assert_eq!(look.method, "GET");
+        assert_eq!(look.path, "/v1/pods/abc123xyz456");
+        assert_eq!(look.headers["authorization"], "Bearer rp-test-key");
+    }
     assert_eq!(state(&store).await, Some(InstanceState::Stopped));
     assert_eq!(
         stop::provider_id(&store, "box").await.unwrap().as_deref(),
@@ -312,7 +349,7 @@ async fn runpod_stop_posts_to_the_pod_with_the_bearer_key_and_is_recorded() {
 #[tokio::test]
 async fn a_refused_key_records_nothing() {
     let store = running_instance("runpod").await;
-    let (base, _seen) = stand_in(401, "").await;
+    let (base, _seen) = stand_in(401, "", &[]).await;
     let endpoints = ApiEndpoints {
         runpod: format!("{base}/v1"),
         vast: base,
@@ -323,6 +360,7 @@ async fn a_refused_key_records_nothing() {
         &endpoints,
         Some("abc123"),
         Some(Secret::new("wrong-key")),
+        quick_looks(),
         &FixedClock::new(at(900)),
     )
     .await
@@ -341,7 +379,7 @@ async fn a_refused_key_records_nothing() {
 #[tokio::test]
 async fn a_bad_provider_id_never_reaches_the_api() {
     let store = running_instance("vast").await;
-    let (base, seen) = stand_in(200, "").await;
+    let (base, seen) = stand_in(200, "", &[]).await;
     let endpoints = ApiEndpoints {
         runpod: base.clone(),
         vast: base,
@@ -352,6 +390,7 @@ async fn a_bad_provider_id_never_reaches_the_api() {
         &endpoints,
         Some("42/../../admin"),
         Some(Secret::new("k")),
+        quick_looks(),
         &FixedClock::new(at(900)),
     )
     .await
@@ -363,7 +402,12 @@ async fn a_bad_provider_id_never_reaches_the_api() {
 #[tokio::test]
 async fn vast_stop_puts_the_stopped_state_and_is_recorded_when_it_says_success() {
     let store = running_instance("vast").await;
-    let (base, seen) = stand_in(200, r#"{"success": true}"#).await;
+    let (base, seen) = stand_in(
+        200,
+        r#"{"success": true}"#,
+        &[r#"{"instances": {"actual_status": "stopped", "intended_status": "stopped"}}"#],
+    )
+    .await;
     let endpoints = ApiEndpoints {
         runpod: base.clone(),
         vast: base,
@@ -374,12 +418,15 @@ async fn vast_stop_puts_the_stopped_state_and_is_recorded_when_it_says_success()
         &endpoints,
         Some("4242"),
         Some(Secret::new("vast-test-key")),
+        quick_looks(),
         &FixedClock::new(at(900)),
     )
     .await
     .expect("Vast said success");
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 1, "one call: {seen:?}");
+    assert_eq!(seen.len(), 2, "the stop and one look: {seen:?}");
+    assert_eq!(seen[1].method, "GET");
+    assert_eq!(seen[1].path, "/api/v0/instances/4242/");
     assert_eq!(seen[0].method, "PUT");
     assert_eq!(seen[0].path, "/api/v0/instances/4242/");
     assert_eq!(seen[0].headers["authorization"], "Bearer vast-test-key");
@@ -396,7 +443,8 @@ async fn vast_stop_puts_the_stopped_state_and_is_recorded_when_it_says_success()
 #[tokio::test]
 async fn vast_answering_without_success_records_nothing() {
     let store = running_instance("vast").await;
-    let (base, _seen) = stand_in(200, r#"{"success": false, "msg": "no such instance"}"#).await;
+    let (base, _seen) =
+        stand_in(200, r#"{"success": false, "msg": "no such instance"}"#, &[]).await;
     let endpoints = ApiEndpoints {
         runpod: base.clone(),
         vast: base,
@@ -407,6 +455,7 @@ async fn vast_answering_without_success_records_nothing() {
         &endpoints,
         Some("4242"),
         Some(Secret::new("k")),
+        quick_looks(),
         &FixedClock::new(at(900)),
     )
     .await
@@ -415,5 +464,35 @@ async fn vast_answering_without_success_records_nothing() {
         matches!(err, StopError::ApiRefused { status: 200, .. }),
         "{err:?}"
     );
+    assert_eq!(state(&store).await, Some(InstanceState::Running));
+}
+
+#[tokio::test]
+async fn a_pod_that_keeps_running_after_the_stop_request_is_not_recorded() {
+    let store = running_instance("runpod").await;
+    let (base, seen) = stand_in(200, "", &[r#"{"desiredStatus": "RUNNING"}"#]).await;
+    let endpoints = ApiEndpoints {
+        runpod: format!("{base}/v1"),
+        vast: base,
+    };
+    let err = stop::over_api(
+        &store,
+        "box",
+        &endpoints,
+        Some("abc123xyz456"),
+        Some(Secret::new("k")),
+        StopWait {
+            limit: Duration::from_millis(200),
+            every: Duration::from_millis(20),
+        },
+        &FixedClock::new(at(900)),
+    )
+    .await
+    .expect_err("still running");
+    match &err {
+        StopError::NotConfirmedByApi { last, .. } => assert_eq!(last, "RUNNING"),
+        other => panic!("{other:?}"),
+    }
+    assert!(seen.lock().unwrap().len() >= 3, "it kept asking");
     assert_eq!(state(&store).await, Some(InstanceState::Running));
 }

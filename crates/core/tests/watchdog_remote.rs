@@ -156,3 +156,72 @@ async fn an_installed_watchdog_powers_an_idle_instance_off() {
         .await
         .expect("removed");
 }
+
+/// Where a cron daemon runs (and no systemd as root), the restart hook is an `@reboot` line in
+/// the user's crontab; the user's own lines stay, and removing the watchdog takes only its line.
+#[tokio::test]
+async fn with_cron_running_the_restart_hook_is_a_crontab_line_and_goes_with_remove() {
+    let bin = idle_gpu_bin();
+    let tab_dir = tempfile::Builder::new()
+        .prefix("lh-wd-tab-")
+        .tempdir()
+        .expect("tab dir");
+    std::fs::set_permissions(tab_dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let tab = tab_dir.path().join("crontab");
+    std::fs::write(&tab, "0 * * * * echo mine\n").unwrap();
+    std::fs::set_permissions(&tab, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // `crontab -l` / `crontab -` as cron's own tool answers them, kept in a file we can read;
+    // like the real one it replaces the table only once its input is complete.
+    let crontab = bin.path().join("crontab");
+    std::fs::write(
+        &crontab,
+        format!(
+            "#!/bin/sh\ntab='{}'\ncase \"$1\" in\n  -l) [ -s \"$tab\" ] && exec cat \"$tab\"; echo \"no crontab\" >&2; exit 1 ;;\n  -) t=$(mktemp) && cat > \"$t\" && chmod 666 \"$t\" && mv -f \"$t\" \"$tab\" ;;\n  *) exit 2 ;;\nesac\n",
+            tab.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&crontab, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A process named `cron` is what the install looks for in /proc.
+    let daemon_dir = tempfile::tempdir().expect("daemon dir");
+    let daemon = daemon_dir.path().join("cron");
+    std::fs::copy("/bin/sleep", &daemon).expect("copy sleep");
+    let mut cron = std::process::Command::new(&daemon)
+        .arg("120")
+        .spawn()
+        .expect("a cron stand-in runs");
+
+    let setup = common::Setup::with(SshdOptions {
+        extra_path: Some(bin.path().to_owned()),
+        ..SshdOptions::default()
+    });
+    let target = setup.connect().await;
+    let remote = setup.host.remote_dir();
+    let options = options_on(&remote, 3600);
+    let report = watchdog::install(&target, &options).await;
+    let status = watchdog::status(&target, &options.state_dir).await;
+    let after_install = std::fs::read_to_string(&tab).unwrap_or_default();
+    let removed = watchdog::remove(&target, &options.state_dir).await;
+    let after_remove = std::fs::read_to_string(&tab).unwrap_or_default();
+    let _ = cron.kill();
+    let _ = cron.wait();
+
+    let report = report.expect("installed");
+    assert_eq!(report.boot, BootHook::Cron, "{report:?}");
+    assert!(status.expect("status").boot_in_place);
+    let line = after_install
+        .lines()
+        .find(|l| l.contains("leasehold-watchdog"))
+        .unwrap_or_else(|| panic!("a tagged line: {after_install:?}"));
+    assert!(
+        line.starts_with("@reboot ") && line.contains("/wd/watchdog.sh start"),
+        "{line}"
+    );
+    assert!(
+        after_install.contains("0 * * * * echo mine"),
+        "{after_install:?}"
+    );
+    let removed = removed.expect("removed");
+    assert_eq!(removed.hooks_removed, vec![BootHook::Cron]);
+    assert_eq!(after_remove, "0 * * * * echo mine\n");
+}

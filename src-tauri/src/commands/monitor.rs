@@ -30,6 +30,7 @@ pub async fn monitor_start(
         store: &state.store,
         live: &state.live,
         running: &state.checks,
+        languages: &state.monitor_languages,
         clock: state.clock.as_ref(),
     };
     let sink = move |event: MonitorEvent| {
@@ -43,6 +44,14 @@ pub async fn monitor_start(
 #[instrument(skip(state))]
 pub fn monitor_stop(state: tauri::State<'_, AppState>, instance: String) {
     state.checks.cancel(&monitor_key(&instance));
+}
+
+/// Word `instance`'s open stream's findings in `lang` from now on (the app's language changed);
+/// no-op when none runs.
+#[tauri::command]
+#[instrument(skip(state))]
+pub fn monitor_language(state: tauri::State<'_, AppState>, instance: String, lang: Lang) {
+    state.monitor_languages.set(&instance, lang);
 }
 
 /// The last day of `instance`'s minute history.

@@ -44,6 +44,7 @@ pub async fn stop_now(
                 &ApiEndpoints::from_env(),
                 provider_id.as_deref(),
                 None,
+                StopWait::default(),
                 state.clock.as_ref(),
             )
             .await?

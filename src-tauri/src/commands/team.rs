@@ -49,6 +49,32 @@ pub async fn team_conflicts(state: tauri::State<'_, AppState>) -> Result<Vec<Con
     Ok(team::conflicts::conflicts(&state.store).await?)
 }
 
+/// Set the team's monthly budget in one currency (every member sees it; 50/80/100 % reminders);
+/// answers the team status with it.
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_set_budget(
+    state: tauri::State<'_, AppState>,
+    currency: String,
+    amount: String,
+) -> Result<TeamStatus, ApiError> {
+    let amount = leasehold_core::billing::rules::parse_decimal("amount", &amount)?;
+    team::set_budget(&state.store, &currency, amount).await?;
+    Ok(team::status(&state.store, state.now()).await?)
+}
+
+/// Keep `keep_uid` (the refused event or the one standing in its place) and withdraw the other;
+/// answers the conflicts left.
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_resolve_conflict(
+    state: tauri::State<'_, AppState>,
+    event_uid: String,
+    keep_uid: String,
+) -> Result<Vec<Conflict>, ApiError> {
+    Ok(team::conflicts::resolve(&state.store, &event_uid, &keep_uid, state.now()).await?)
+}
+
 #[tauri::command]
 #[tracing::instrument(skip_all, err(Debug))]
 pub async fn team_disconnect(

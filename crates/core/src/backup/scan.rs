@@ -36,6 +36,10 @@ pub struct InstanceContext {
     pub wipe_after_stopped_days: Option<u32>,
     pub last_backup: Option<DateTime<Utc>>,
     pub recipes_run: usize,
+    /// This computer's time when the context was read: the scan compares it with the
+    /// instance's own clock, because `last_backup` is in this computer's time and the files'
+    /// times are in the instance's.
+    pub read_at: DateTime<Utc>,
 }
 
 impl InstanceContext {
@@ -60,6 +64,7 @@ impl InstanceContext {
             wipe_after_stopped_days: detail.rules.wipe_after_stopped_days,
             last_backup: last_backup_at(store, name).await?,
             recipes_run,
+            read_at: now,
         })
     }
 }
@@ -82,6 +87,7 @@ pub async fn scan(
         roots: options.roots.clone(),
         data_disks,
         since: context.and_then(|c| c.last_backup),
+        sent_at: context.map(|c| c.read_at),
         path_prefix: options.path_prefix.clone(),
     };
     let spec = CommandSpec::new(script.render())

@@ -48,6 +48,9 @@ pub struct ScanScript {
     pub data_disks: Vec<String>,
     /// Files modified after this count as changed since the last backup.
     pub since: Option<DateTime<Utc>>,
+    /// This computer's time as the scan is sent; with it the script moves `since` onto the
+    /// instance's clock when the two differ by more than the link's latency could explain.
+    pub sent_at: Option<DateTime<Utc>>,
     /// Put first on PATH (tools outside the login PATH; the fake GPU hosts in tests).
     pub path_prefix: Option<String>,
 }
@@ -73,6 +76,10 @@ impl ScanScript {
             .since
             .map(|t| format!("{}.{:09}", t.timestamp(), t.timestamp_subsec_nanos()))
             .unwrap_or_default();
+        let sent_at = self
+            .sent_at
+            .map(|t| format!("{}.{:09}", t.timestamp(), t.timestamp_subsec_nanos()))
+            .unwrap_or_default();
         let skipped = SKIPPED_FOLDERS
             .iter()
             .map(|n| format!("-name {}", quote(n)))
@@ -88,6 +95,15 @@ impl ScanScript {
 given=({given})
 disks=({disks})
 since={since}
+sent_at={sent_at}
+# A skew under two seconds is within what latency explains, so `since` stays exact then.
+if [ -n "$since" ] && [ -n "$sent_at" ]; then
+  here=$(date +%s.%N 2>/dev/null) || here=
+  case "$here" in
+    ''|*[!0-9.]*) ;;
+    *) since=$(awk -v s="$since" -v a="$sent_at" -v b="$here" 'BEGIN {{ d = b - a; if (d > 2 || d < -2) printf "%.6f", s + d; else printf "%s", s }}') ;;
+  esac
+fi
 max_weights={max_weights}
 max_repos={max_repos}
 work=$(mktemp -d) || exit 70
@@ -178,6 +194,7 @@ printf 'X\tend\0'
             given = words(&self.roots),
             disks = words(&self.data_disks),
             since = quote(&since),
+            sent_at = quote(&sent_at),
             max_weights = MAX_WEIGHTS,
             max_repos = MAX_REPOS,
         )

@@ -281,8 +281,11 @@ pub struct BusyHours {
     pub last_minute: Option<DateTime<Utc>>,
 }
 
+/// Hours to two places, always written with both (`1.00`, `0.50`), as amounts are.
 fn hours(minutes: u64) -> Decimal {
-    (Decimal::from(minutes) / Decimal::from(60)).round_dp(2)
+    let mut hours = (Decimal::from(minutes) / Decimal::from(60)).round_dp(2);
+    hours.rescale(2);
+    hours
 }
 
 /// The busy hours of `rows` priced with `report`'s billed intervals (the rate in force at each
@@ -340,14 +343,21 @@ pub async fn busy_hours(
     now: DateTime<Utc>,
 ) -> Result<BusyHours, MonitorError> {
     let report = ledger::cost(store, instance, now).await?;
+    busy_hours_for(store, &report).await
+}
+
+/// The GPU-busy hours and idle cost behind a bill already computed (`leasehold cost`): the minute
+/// history of `report`'s instance up to its `as_of`, priced with its intervals.
+pub async fn busy_hours_for(store: &Store, report: &CostReport) -> Result<BusyHours, MonitorError> {
+    let now = report.as_of;
     let since = report
         .intervals
         .first()
         .map_or(now - Duration::days(365), |i| {
             i.start - Duration::minutes(1)
         });
-    let rows = utilisation_since(store, instance, since, now + Duration::minutes(1)).await?;
-    Ok(busy_hours_of(&rows, &report))
+    let rows = utilisation_since(store, &report.name, since, now + Duration::minutes(1)).await?;
+    Ok(busy_hours_of(&rows, report))
 }
 
 #[cfg(test)]

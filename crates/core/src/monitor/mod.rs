@@ -21,14 +21,17 @@ pub mod local;
 pub mod parse;
 pub mod sample;
 mod stream;
+pub mod summary;
 pub mod window;
 
 use std::ops::ControlFlow;
 use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::watch;
 
 use crate::clock::Clock;
+use crate::diagnose::Lang;
 use crate::shell;
 use crate::target::Target;
 
@@ -118,18 +121,54 @@ impl SamplerOptions {
 /// Turns the raw events into what a consumer sees: processes matched to GPUs, the window kept,
 /// and a `Findings` event (before the sample it was drawn from) whenever the findings change.
 pub async fn consume(
-    mut events: UnboundedReceiver<MonitorEvent>,
+    events: UnboundedReceiver<MonitorEvent>,
     context: &FindingContext,
     sink: &mut (dyn FnMut(MonitorEvent) -> ControlFlow<()> + Send),
 ) {
+    // A language nobody can change: the sender is dropped at once.
+    let (_, language) = watch::channel(context.lang);
+    consume_in(events, context, language, sink).await;
+}
+
+/// [`consume`], with the findings re-worded (sent again at once) whenever `language` changes.
+pub async fn consume_in(
+    mut events: UnboundedReceiver<MonitorEvent>,
+    context: &FindingContext,
+    mut language: watch::Receiver<Lang>,
+    sink: &mut (dyn FnMut(MonitorEvent) -> ControlFlow<()> + Send),
+) {
+    let mut context = *context;
+    let mut language_open = true;
     let mut window = LiveWindow::default();
     let mut shown = Vec::new();
-    while let Some(event) = events.recv().await {
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => event,
+                None => return,
+            },
+            changed = language.changed(), if language_open => {
+                if changed.is_err() {
+                    language_open = false;
+                    continue;
+                }
+                context.lang = *language.borrow_and_update();
+                let Some(at) = window.latest().map(|s| s.at) else {
+                    continue;
+                };
+                let findings = window.findings(&context);
+                shown = findings::fingerprint(&findings);
+                if sink(MonitorEvent::Findings { at, findings }).is_break() {
+                    return;
+                }
+                continue;
+            }
+        };
         let flow = match event {
             MonitorEvent::Sample(sample) => {
                 let at = sample.at;
                 window.push_sample(sample.clone());
-                let findings = window.findings(context);
+                let findings = window.findings(&context);
                 let fingerprint = findings::fingerprint(&findings);
                 if fingerprint != shown {
                     shown = fingerprint;
@@ -163,13 +202,30 @@ pub async fn run(
     context: &FindingContext,
     sink: &mut (dyn FnMut(MonitorEvent) -> ControlFlow<()> + Send),
 ) -> Result<(), MonitorError> {
+    let (_, language) = watch::channel(context.lang);
+    run_in(target, clock, options, context, language, sink).await
+}
+
+/// [`run`], with the findings re-worded whenever `language` changes (the dashboard follows the
+/// app's language while it is open).
+pub async fn run_in(
+    target: &dyn Target,
+    clock: &dyn Clock,
+    options: &SamplerOptions,
+    context: &FindingContext,
+    language: watch::Receiver<Lang>,
+    sink: &mut (dyn FnMut(MonitorEvent) -> ControlFlow<()> + Send),
+) -> Result<(), MonitorError> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let gpus = stream::gpu_loop(target, clock, options, &tx);
     let processes = stream::process_loop(target, clock, options, &tx);
-    let consumer = consume(rx, context, sink);
+    let consumer = consume_in(rx, context, language, sink);
     tokio::select! {
         failed = gpus => failed,
         () = processes => Ok(()),
         () = consumer => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests;

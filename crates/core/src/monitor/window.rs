@@ -1,28 +1,30 @@
-//! The recent past in memory: a bounded ring of samples and process looks, enough for the live
-//! findings (ten minutes) and never more, so hours of 8 GPUs × 1 s cost the same memory as one
-//! minute.
+//! The recent past in memory, bounded by construction: the last minute of samples as they came
+//! (the live charts' span and what the utilisation and throttle rules read), and fixed-size
+//! summaries of the last ten minutes for the memory-trend and vanished-process rules
+//! ([`super::summary`]). Hours of 8 GPUs × 1 s cost the same memory as ten minutes, and the
+//! raw part the same as one minute.
 
 use std::collections::VecDeque;
 
-use super::findings::{evaluate, FindingContext, LiveFinding, TREND};
+use super::findings::{evaluate_observed, FindingContext, LiveFinding, Observed, RECENT};
 use super::sample::{ProcessList, Sample};
+use super::summary::{MemoryTrend, SeenProcesses};
 
-/// Most samples kept whatever the interval (ten minutes at 100 ms).
-pub const MAX_SAMPLES: usize = 6000;
-/// Most process looks kept.
-const MAX_LOOKS: usize = 600;
+/// Most raw samples kept whatever the interval (one minute at 100 ms).
+pub const MAX_SAMPLES: usize = 600;
 
 #[derive(Debug, Default)]
 pub struct LiveWindow {
     samples: VecDeque<Sample>,
-    looks: VecDeque<ProcessList>,
+    memory: MemoryTrend,
+    processes: SeenProcesses,
 }
 
 impl LiveWindow {
     pub fn push_sample(&mut self, sample: Sample) {
-        let from = sample.at - TREND;
-        // Only the latest sample's UUIDs are needed (to match processes to GPUs); dropping the
-        // older ones keeps ten minutes of eight GPUs small.
+        let from = sample.at - RECENT;
+        self.memory.push(&sample);
+        // Only the latest sample's UUIDs are needed (to match processes to GPUs).
         if let Some(previous) = self.samples.back_mut() {
             for gpu in &mut previous.gpus {
                 gpu.uuid = None;
@@ -33,22 +35,17 @@ impl LiveWindow {
         {
             self.samples.pop_front();
         }
-        while self.looks.front().is_some_and(|l| l.at < from) {
-            self.looks.pop_front();
-        }
     }
 
     pub fn push_processes(&mut self, look: ProcessList) {
-        self.looks.push_back(look);
-        while self.looks.len() > MAX_LOOKS {
-            self.looks.pop_front();
-        }
+        self.processes.push(look);
     }
 
     pub fn latest(&self) -> Option<&Sample> {
         self.samples.back()
     }
 
+    /// Raw samples held (the last minute).
     pub fn len(&self) -> usize {
         self.samples.len()
     }
@@ -57,11 +54,19 @@ impl LiveWindow {
         self.samples.is_empty()
     }
 
+    /// Memory summaries held, all GPUs together.
+    pub fn summaries(&self) -> usize {
+        self.memory.buckets()
+    }
+
     /// The findings for what the window holds now.
     pub fn findings(&mut self, context: &FindingContext) -> Vec<LiveFinding> {
-        let samples = self.samples.make_contiguous();
-        let looks = self.looks.make_contiguous();
-        evaluate(samples, looks, context)
+        let observed = Observed {
+            recent: self.samples.make_contiguous(),
+            memory: &self.memory,
+            processes: &self.processes,
+        };
+        evaluate_observed(&observed, context)
     }
 }
 
@@ -73,7 +78,7 @@ mod tests {
     use crate::monitor::sample::GpuReading;
 
     #[test]
-    fn hours_of_samples_keep_only_the_last_ten_minutes() {
+    fn hours_of_samples_keep_one_minute_raw_and_ten_minutes_summarised() {
         let start = Utc
             .with_ymd_and_hms(2026, 3, 1, 0, 0, 0)
             .single()
@@ -87,8 +92,13 @@ mod tests {
         }
         assert_eq!(
             window.len(),
-            601,
-            "ten minutes at one sample a second, ends included"
+            61,
+            "one minute at one sample a second, ends included"
+        );
+        assert!(
+            window.summaries() <= 8 * 62,
+            "ten-second summaries of ten minutes per GPU, not {}",
+            window.summaries()
         );
         assert_eq!(
             window.latest().map(|s| s.at),

@@ -2,9 +2,9 @@
 //! overrides (each with a recorded reason), the ledger's `released` event, and the final bill.
 //!
 //! `check` runs the at-risk scan live on the instance (GPU processes come from the same script's
-//! `nvidia-smi --query-compute-apps`), adds the jobs recorded as running and the last backup,
-//! and records the result on the instance. `release` goes by the latest recorded check (or a
-//! fresh one) and refuses — writing nothing — while a blocked check is neither resolved nor
+//! `nvidia-smi --query-compute-apps`), adds the jobs still running (their recorded state read
+//! afresh from the instance) and the last backup, and records the result on the instance.
+//! `release` goes by the latest recorded check (or a fresh one) and refuses — writing nothing — while a blocked check is neither resolved nor
 //! overridden, when no check exists and none was waived, or when the typed confirmation is not
 //! the instance's name.
 
@@ -26,7 +26,8 @@ pub use status::{backup_status, BackupStatus};
 
 use crate::backup::{self, AtRiskReport, InstanceContext, ScanOptions};
 use crate::billing::{ledger, BillingError, InstanceState};
-use crate::job::record::list_for_instance;
+use crate::clock::FixedClock;
+use crate::job::record::refresh_running;
 use crate::job::JobState;
 use crate::store::backups::{self as repo, ReleaseCheckRow};
 use crate::store::ledger::find_instance;
@@ -76,7 +77,9 @@ pub async fn evaluate(
         .map_err(unknown(name))?;
     let context = InstanceContext::load(store, name, now).await?;
     let scan = backup::scan(target, options, Some(&context)).await?;
-    let running_jobs = list_for_instance(store, name)
+    // A job recorded as running may have ended (or been lost) since the app last looked: read
+    // its state from the instance first, so a stale record does not block the release.
+    let running_jobs = refresh_running(store, target, name, &FixedClock::new(now))
         .await?
         .into_iter()
         .filter(|job| job.state == JobState::Running)

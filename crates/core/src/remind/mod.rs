@@ -15,8 +15,11 @@ pub mod observe;
 pub mod rules;
 pub mod samples;
 pub mod schedule;
+pub mod team;
 pub mod triggers;
 
+#[cfg(test)]
+mod team_tests;
 #[cfg(test)]
 mod tests;
 

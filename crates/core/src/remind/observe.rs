@@ -11,6 +11,9 @@ use super::{GpuSample, Observations, RemindError, ReminderRules};
 use crate::billing::ledger::InstanceHistory;
 use crate::store::{backups, gpu_minutes, Store};
 
+/// How far back the samples reach.
+const IDLE_LOOKBACK_HOURS: i64 = 24;
+
 /// Samples for every instance, reaching back far enough to see a whole idle stretch, and the
 /// newest backup finished by `now`.
 pub async fn gather(
@@ -19,7 +22,12 @@ pub async fn gather(
     rules: &ReminderRules,
     now: DateTime<Utc>,
 ) -> Result<Observations, RemindError> {
-    let since = now - Duration::minutes(i64::from(rules.gpu_idle_minutes) + 5);
+    // A whole day, like `monitor::history::idle_streak`: the idle stretch's start is the
+    // reminder's occurrence, so a window only as long as the idle time would move that start
+    // every minute and bring a dismissed reminder back as a new one.
+    let since = now
+        - Duration::hours(IDLE_LOOKBACK_HOURS)
+            .max(Duration::minutes(i64::from(rules.gpu_idle_minutes) + 5));
     let mut conn = store.pool().acquire().await?;
     let mut observations = Observations::default();
     for instance in instances {

@@ -566,3 +566,26 @@ async fn a_backup_recorded_in_the_store_answers_backup_missing() {
     let (_, after) = super::due_observed(&store, at(95)).await.expect("due");
     assert_eq!(kinds(&after), [ReminderKind::ReleaseDue]);
 }
+
+#[tokio::test]
+async fn a_long_idle_stretch_keeps_one_occurrence_so_a_dismissal_holds() {
+    let store = Store::open_in_memory().await.expect("store");
+    let id = rental(&store, "2xa100", None, None).await;
+    monitor_minute(&store, id, 0, &[95.0, 91.5]).await;
+    for minute in 1..=90 {
+        monitor_minute(&store, id, minute, &[0.0, 2.5]).await;
+    }
+    let (_, first) = super::due_observed(&store, at(60)).await.expect("due");
+    let (_, later) = super::due_observed(&store, at(90)).await.expect("due");
+    assert_eq!(kinds(&first), [ReminderKind::GpuIdle]);
+    assert_eq!(kinds(&later), [ReminderKind::GpuIdle]);
+    assert_eq!(
+        first[0].occurrence, later[0].occurrence,
+        "the stretch began at minute 1 both times, however long it has lasted"
+    );
+    assert_eq!(later[0].due_at, at(31));
+    assert_eq!(
+        later[0].params.get("minutes").map(String::as_str),
+        Some("89")
+    );
+}

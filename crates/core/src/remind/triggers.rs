@@ -100,7 +100,7 @@ struct Found<'a> {
 
 /// The first whole second after `from` (or `from` itself) in `[from, to]` at which `holds` is
 /// true, given that it is true at `to` and, once true, stays true.
-fn first_moment(
+pub(super) fn first_moment(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     holds: impl Fn(DateTime<Utc>) -> Result<bool, BillingError>,

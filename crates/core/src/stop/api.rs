@@ -1,10 +1,15 @@
 //! Stopping an instance through its provider's documented API:
 //! - RunPod: `POST {base}/pods/{podId}/stop`, `Authorization: Bearer KEY`
 //!   (https://docs.runpod.io/api-reference/pods/POST/pods/podId/stop); a 2xx answer means the
-//!   pod was stopped.
+//!   request was taken. `GET {base}/pods/{podId}` then tells the pod's `desiredStatus`
+//!   (`RUNNING`, `EXITED`, `TERMINATED`).
 //! - Vast.ai: `PUT {base}/api/v0/instances/{id}/` with `{"state": "stopped"}`, `Authorization:
 //!   Bearer KEY` (https://docs.vast.ai/api-reference/instances/manage-instance); the answer
-//!   `{"success": true}` means it was stopped.
+//!   `{"success": true}` means the request was taken. `GET {base}/api/v0/instances/{id}/` then
+//!   tells the container's `actual_status` (`stopped`: no GPU charges any more).
+//!
+//! An accepted request is not a stopped meter, so [`super::over_api`] asks [`power_state`] until
+//! the provider says the instance is down.
 //!
 //! The base URLs are parameters so tests talk to a local stand-in; the key comes from the OS
 //! keychain (or the CLI's `--api-key-env`) and is never logged or put in an error.
@@ -95,6 +100,99 @@ pub fn check_provider_id(api: StopApi, id: &str) -> Result<String, StopError> {
 
 const API_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What the provider says of the instance's power.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PowerState {
+    /// No GPU is billed any more (RunPod `EXITED`/`TERMINATED`, Vast.ai `stopped`).
+    Stopped,
+    /// Anything else, with the provider's own word for it (empty when it gave none).
+    NotYet(String),
+}
+
+/// The provider's word for the pod's power, from the JSON it answered.
+pub fn read_power_state(api: StopApi, answer: &serde_json::Value) -> PowerState {
+    let word = match api {
+        // The REST API's field; the newer API calls it `status`.
+        StopApi::Runpod => answer.get("desiredStatus").or_else(|| answer.get("status")),
+        // `show instance` wraps the instance in `instances`.
+        StopApi::Vast => answer
+            .get("instances")
+            .unwrap_or(answer)
+            .get("actual_status"),
+    }
+    .and_then(serde_json::Value::as_str)
+    .unwrap_or("")
+    .trim()
+    .to_owned();
+    let stopped = match api {
+        StopApi::Runpod => matches!(word.to_ascii_uppercase().as_str(), "EXITED" | "TERMINATED"),
+        StopApi::Vast => word.eq_ignore_ascii_case("stopped"),
+    };
+    if stopped {
+        PowerState::Stopped
+    } else {
+        PowerState::NotYet(word.chars().take(40).collect())
+    }
+}
+
+fn client(api: StopApi) -> Result<reqwest::Client, StopError> {
+    reqwest::Client::builder()
+        .timeout(API_TIMEOUT)
+        .build()
+        .map_err(|err| StopError::ApiUnreachable {
+            api: api.as_str(),
+            detail: err.to_string(),
+        })
+}
+
+/// Ask the provider whether instance `id` is powered off.
+pub async fn power_state(
+    endpoints: &ApiEndpoints,
+    api: StopApi,
+    id: &str,
+    key: &Secret,
+) -> Result<PowerState, StopError> {
+    let id = check_provider_id(api, id)?;
+    let name = api.as_str();
+    let url = match api {
+        StopApi::Runpod => format!("{}/pods/{id}", endpoints.runpod.trim_end_matches('/')),
+        StopApi::Vast => format!(
+            "{}/api/v0/instances/{id}/",
+            endpoints.vast.trim_end_matches('/')
+        ),
+    };
+    let response = client(api)?
+        .get(url)
+        .bearer_auth(key.expose())
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|err| StopError::ApiUnreachable {
+            api: name,
+            detail: err.without_url().to_string(),
+        })?;
+    let status = response.status().as_u16();
+    match status {
+        200..=299 => {
+            let answer: serde_json::Value =
+                response
+                    .json()
+                    .await
+                    .map_err(|err| StopError::ApiUnreachable {
+                        api: name,
+                        detail: err.without_url().to_string(),
+                    })?;
+            Ok(read_power_state(api, &answer))
+        }
+        401 | 403 => Err(StopError::BadApiKey { api: name, status }),
+        404 => Err(StopError::UnknownProviderId { api: name, id }),
+        _ => Err(StopError::ApiUnreachable {
+            api: name,
+            detail: format!("HTTP {status}"),
+        }),
+    }
+}
+
 /// Ask the provider to stop instance `id`; `Ok` only when it says it did.
 pub async fn stop(
     endpoints: &ApiEndpoints,
@@ -104,13 +202,7 @@ pub async fn stop(
 ) -> Result<(), StopError> {
     let id = check_provider_id(api, id)?;
     let name = api.as_str();
-    let client = reqwest::Client::builder()
-        .timeout(API_TIMEOUT)
-        .build()
-        .map_err(|err| StopError::ApiUnreachable {
-            api: name,
-            detail: err.to_string(),
-        })?;
+    let client = client(api)?;
     let request = match api {
         StopApi::Runpod => client.post(format!(
             "{}/pods/{id}/stop",
@@ -167,5 +259,44 @@ pub async fn stop(
             status,
             detail: body,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_providers_word_for_powered_off() {
+        let runpod = |v| read_power_state(StopApi::Runpod, &v);
+        assert_eq!(
+            runpod(json!({"desiredStatus": "EXITED"})),
+            PowerState::Stopped
+        );
+        assert_eq!(
+            runpod(json!({"desiredStatus": "TERMINATED"})),
+            PowerState::Stopped
+        );
+        assert_eq!(runpod(json!({"status": "EXITED"})), PowerState::Stopped);
+        assert_eq!(
+            runpod(json!({"desiredStatus": "RUNNING"})),
+            PowerState::NotYet("RUNNING".into())
+        );
+        let vast = |v| read_power_state(StopApi::Vast, &v);
+        assert_eq!(
+            vast(json!({"instances": {"actual_status": "stopped"}})),
+            PowerState::Stopped
+        );
+        assert_eq!(
+            vast(json!({"instances": {"actual_status": "running", "intended_status": "stopped"}})),
+            PowerState::NotYet("running".into()),
+            "asked to stop is not stopped"
+        );
+        assert_eq!(
+            vast(json!({"actual_status": null})),
+            PowerState::NotYet(String::new())
+        );
+        assert_eq!(vast(json!([1, 2])), PowerState::NotYet(String::new()));
     }
 }

@@ -37,6 +37,12 @@ pub enum StopError {
     PowerOffFailed { exit: u32, detail: String },
     #[error("the instance still answers SSH {seconds} s after the power-off command; it was not recorded as stopped")]
     NotConfirmed { seconds: u64 },
+    #[error("{api} took the stop request but still reports the instance as {last:?} after {seconds} s; it was not recorded as stopped")]
+    NotConfirmedByApi {
+        api: &'static str,
+        seconds: u64,
+        last: String,
+    },
     #[error("no SSH target is saved for {name} ({detail}); connect it first, or give --ssh")]
     NoSavedTarget { name: String, detail: String },
     #[error("the instance could not be reached: {0}")]
@@ -63,6 +69,7 @@ impl Coded for StopError {
             Self::ApiUnreachable { .. } => "stop.api_unreachable",
             Self::PowerOffFailed { .. } => "stop.power_off_failed",
             Self::NotConfirmed { .. } => "stop.not_confirmed",
+            Self::NotConfirmedByApi { .. } => "stop.not_confirmed_by_api",
             Self::NoSavedTarget { .. } => "stop.no_saved_target",
             Self::Target(err) => err.code(),
             Self::Billing(err) => err.code(),
@@ -125,6 +132,11 @@ impl Coded for StopError {
                 vec![("exit", exit.to_string()), ("detail", detail.clone())]
             }
             Self::NotConfirmed { seconds } => vec![("seconds", seconds.to_string())],
+            Self::NotConfirmedByApi { api, seconds, last } => vec![
+                ("api", (*api).to_owned()),
+                ("seconds", seconds.to_string()),
+                ("last", last.clone()),
+            ],
             Self::NoSavedTarget { name, .. } => vec![("name", name.clone())],
             _ => Vec::new(),
         }

@@ -259,8 +259,9 @@ pub async fn over_ssh(
     })
 }
 
-/// Stop `name` through its provider's API, then record `stopped`. `provider_id` overrides (and
-/// replaces) the saved id; `key` overrides the keychain's.
+/// Stop `name` through its provider's API, wait until the provider says it is powered off, then
+/// record `stopped`. `provider_id` overrides (and replaces) the saved id; `key` overrides the
+/// keychain's.
 #[tracing::instrument(skip(store, endpoints, key, clock), err)]
 pub async fn over_api(
     store: &Store,
@@ -268,6 +269,7 @@ pub async fn over_api(
     endpoints: &ApiEndpoints,
     provider_id: Option<&str>,
     key: Option<Secret>,
+    wait: StopWait,
     clock: &dyn Clock,
 ) -> Result<StopReport, StopError> {
     let provider = running_provider(store, name, clock.now()).await?;
@@ -291,6 +293,7 @@ pub async fn over_api(
         .ok_or(StopError::NoApiKey { api: api.as_str() })?;
     let started = Instant::now();
     api::stop(endpoints, api, &id, &key).await?;
+    confirm_stopped_by_api(endpoints, api, &id, &key, wait, started).await?;
     let stopped_at = clock.now();
     ledger::record(store, name, PowerAction::Stop, stopped_at).await?;
     Ok(StopReport {
@@ -301,6 +304,36 @@ pub async fn over_api(
         waited_seconds: started.elapsed().as_secs(),
         stopped_at,
     })
+}
+
+/// Ask the provider until it says the instance is powered off; a look that fails (the API
+/// briefly unreachable) is asked again. `NotConfirmedByApi` past `wait.limit`.
+async fn confirm_stopped_by_api(
+    endpoints: &ApiEndpoints,
+    api: StopApi,
+    id: &str,
+    key: &Secret,
+    wait: StopWait,
+    started: Instant,
+) -> Result<(), StopError> {
+    loop {
+        let last = match api::power_state(endpoints, api, id, key).await {
+            Ok(api::PowerState::Stopped) => return Ok(()),
+            Ok(api::PowerState::NotYet(word)) => word,
+            Err(err @ (StopError::BadApiKey { .. } | StopError::UnknownProviderId { .. })) => {
+                return Err(err)
+            }
+            Err(err) => err.to_string(),
+        };
+        if started.elapsed() >= wait.limit {
+            return Err(StopError::NotConfirmedByApi {
+                api: api.as_str(),
+                seconds: started.elapsed().as_secs(),
+                last,
+            });
+        }
+        tokio::time::sleep(wait.every).await;
+    }
 }
 
 /// Run the command; a link that drops or a channel that never reports an exit is what a machine

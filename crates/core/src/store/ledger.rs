@@ -136,6 +136,15 @@ pub async fn insert_rules(
     Ok(id)
 }
 
+/// Every instance's rules versions, grouped by instance, each instance's in [`rules_for`]'s order.
+pub async fn all_rules(conn: &mut SqliteConnection) -> Result<Vec<RulesRow>, StoreError> {
+    Ok(sqlx::query_as::<_, RulesRow>(
+        "SELECT * FROM billing_rules ORDER BY instance_id, effective_from, id",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
 pub async fn rules_for(
     conn: &mut SqliteConnection,
     instance_id: i64,
@@ -172,12 +181,14 @@ pub async fn insert_event(
 /// it, then in the recording laptop's own order (the uid as a last resort). On one laptop this is
 /// the order the events were written in (writers keep time order, and `at` is RFC 3339 UTC text
 /// from one encoder, which sorts by time); after a team merge it is the same on every laptop.
+/// Events withdrawn when a member resolved a team conflict (`store::withdrawals`) are left out.
 pub async fn events_for(
     conn: &mut SqliteConnection,
     instance_id: i64,
 ) -> Result<Vec<EventRow>, StoreError> {
     Ok(sqlx::query_as::<_, EventRow>(
         "SELECT * FROM ledger_events WHERE instance_id = ?
+             AND NOT EXISTS (SELECT 1 FROM withdrawn_events w WHERE w.event_uid = ledger_events.uid)
          ORDER BY at, coalesce(recorded_by, ''), coalesce(origin_seq, id), uid",
     )
     .bind(instance_id)

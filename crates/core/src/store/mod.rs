@@ -25,6 +25,8 @@ pub mod recovery;
 pub mod reminders;
 pub mod ssh_targets;
 pub mod team;
+pub mod team_reminders;
+pub mod withdrawals;
 
 use std::path::Path;
 use std::str::FromStr;

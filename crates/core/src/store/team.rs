@@ -17,13 +17,16 @@ pub struct LinkRow {
     pub team_id: i64,
     pub laptop_uid: String,
     pub pulled_seq: i64,
+    /// The server sequence number of the last shared record pulled.
+    pub pulled_record_seq: i64,
     pub connected_at: DateTime<Utc>,
     pub last_sync_at: Option<DateTime<Utc>>,
 }
 
 pub async fn link(conn: &mut SqliteConnection) -> Result<Option<LinkRow>, StoreError> {
     Ok(sqlx::query_as::<_, LinkRow>(
-        "SELECT url, member, team, team_id, laptop_uid, pulled_seq, connected_at, last_sync_at
+        "SELECT url, member, team, team_id, laptop_uid, pulled_seq, pulled_record_seq, connected_at,
+             last_sync_at
          FROM team_link WHERE id = 1",
     )
     .fetch_optional(conn)
@@ -37,9 +40,9 @@ pub async fn set_link(conn: &mut SqliteConnection, row: &LinkRow) -> Result<(), 
         .execute(&mut *conn)
         .await?;
     sqlx::query(
-        "INSERT INTO team_link (id, url, member, team, team_id, laptop_uid, pulled_seq, connected_at,
-             last_sync_at)
-         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO team_link (id, url, member, team, team_id, laptop_uid, pulled_seq,
+             pulled_record_seq, connected_at, last_sync_at)
+         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&row.url)
     .bind(&row.member)
@@ -47,6 +50,7 @@ pub async fn set_link(conn: &mut SqliteConnection, row: &LinkRow) -> Result<(), 
     .bind(row.team_id)
     .bind(&row.laptop_uid)
     .bind(row.pulled_seq)
+    .bind(row.pulled_record_seq)
     .bind(row.connected_at)
     .bind(row.last_sync_at)
     .execute(&mut *conn)
@@ -67,9 +71,15 @@ pub async fn delete_link(conn: &mut SqliteConnection) -> Result<(), StoreError> 
     Ok(())
 }
 
-pub async fn set_pulled_seq(conn: &mut SqliteConnection, seq: i64) -> Result<(), StoreError> {
-    sqlx::query("UPDATE team_link SET pulled_seq = ? WHERE id = 1")
+/// Move the pull cursors (events, shared records).
+pub async fn set_pulled_seq(
+    conn: &mut SqliteConnection,
+    seq: i64,
+    record_seq: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE team_link SET pulled_seq = ?, pulled_record_seq = ? WHERE id = 1")
         .bind(seq)
+        .bind(record_seq)
         .execute(conn)
         .await?;
     Ok(())
@@ -130,11 +140,13 @@ pub struct PendingRules {
     pub wipe_after_stopped_days: Option<i64>,
 }
 
-/// Up to `limit` events the server does not hold yet, oldest first. `member` signs rows that
-/// predate the link (there are none once `set_link` ran, but a row may come from an older tool).
+/// Up to `limit` events after local id `after_id` the server does not hold yet, oldest first.
+/// `member` signs rows that predate the link (there are none once `set_link` ran, but a row may
+/// come from an older tool).
 pub async fn pending_events(
     conn: &mut SqliteConnection,
     member: &str,
+    after_id: i64,
     limit: i64,
 ) -> Result<Vec<PendingEvent>, StoreError> {
     Ok(sqlx::query_as::<_, PendingEvent>(
@@ -151,11 +163,12 @@ pub async fn pending_events(
          FROM ledger_events e
          JOIN instances i ON i.id = e.instance_id
          LEFT JOIN billing_rules r ON r.id = e.rules_id
-         WHERE e.shared = 0
+         WHERE e.shared = 0 AND e.id > ?2
          ORDER BY e.id
-         LIMIT ?2",
+         LIMIT ?3",
     )
     .bind(member)
+    .bind(after_id)
     .bind(limit)
     .fetch_all(conn)
     .await?)
@@ -169,38 +182,46 @@ pub async fn count_pending(conn: &mut SqliteConnection) -> Result<i64, StoreErro
     )
 }
 
-/// Mark events (by local id) as held by the server.
-pub async fn mark_shared(conn: &mut SqliteConnection, event_ids: &[i64]) -> Result<(), StoreError> {
-    // One statement per chunk: SQLite allows 32 766 parameters.
-    for chunk in event_ids.chunks(10_000) {
-        let placeholders = vec!["?"; chunk.len()].join(",");
-        let sql = format!("UPDATE ledger_events SET shared = 1 WHERE id IN ({placeholders})");
-        let mut query = sqlx::query(&sql);
-        for id in chunk {
-            query = query.bind(id);
-        }
-        query.execute(&mut *conn).await?;
-    }
+/// Mark every pending event up to local id `last_id` as held by the server: the events of one
+/// `pending_events` chunk (it takes them in id order, and new events get higher ids).
+pub async fn mark_shared_through(
+    conn: &mut SqliteConnection,
+    last_id: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE ledger_events SET shared = 1 WHERE shared = 0 AND id <= ?")
+        .bind(last_id)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
-/// What is known locally about an instance id the server sent.
-#[derive(Debug, Clone, FromRow)]
-pub struct KnownInstance {
-    pub id: i64,
-    pub name: String,
+/// Which of `uids` are instances here already.
+pub async fn known_instance_uids(
+    conn: &mut SqliteConnection,
+    uids: &[&str],
+) -> Result<std::collections::HashSet<String>, StoreError> {
+    let list = serde_json::to_string(uids).map_err(|err| StoreError::Corrupt {
+        what: "instance uids",
+        value: err.to_string(),
+    })?;
+    let found: Vec<String> = sqlx::query_scalar(
+        "SELECT uid FROM instances WHERE uid IN (SELECT value FROM json_each(?))",
+    )
+    .bind(list)
+    .fetch_all(conn)
+    .await?;
+    Ok(found.into_iter().collect())
 }
 
-pub async fn instance_by_uid(
+/// The local id of the instance with team-wide id `uid`.
+pub async fn instance_id_by_uid(
     conn: &mut SqliteConnection,
     uid: &str,
-) -> Result<Option<KnownInstance>, StoreError> {
-    Ok(
-        sqlx::query_as::<_, KnownInstance>("SELECT id, name FROM instances WHERE uid = ?")
-            .bind(uid)
-            .fetch_optional(conn)
-            .await?,
-    )
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT id FROM instances WHERE uid = ?")
+        .bind(uid)
+        .fetch_optional(conn)
+        .await?)
 }
 
 pub async fn name_taken(conn: &mut SqliteConnection, name: &str) -> Result<bool, StoreError> {
@@ -270,79 +291,55 @@ pub struct SharedRules {
     pub wipe_after_stopped_days: Option<i64>,
 }
 
-/// Insert a pulled rules version unless it is already here; its local id either way.
+/// Insert pulled rules versions (a JSON array of [`SharedRules`] objects, each with its
+/// `instance_uid`) that are not here yet, in one statement.
 pub async fn insert_pulled_rules(
     conn: &mut SqliteConnection,
-    instance_id: i64,
-    rules: &SharedRules,
-) -> Result<i64, StoreError> {
-    if let Some(id) = sqlx::query_scalar("SELECT id FROM billing_rules WHERE uid = ?")
-        .bind(&rules.uid)
-        .fetch_optional(&mut *conn)
-        .await?
-    {
-        return Ok(id);
-    }
-    Ok(sqlx::query_scalar(
+    json: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
         "INSERT INTO billing_rules (uid, instance_id, effective_from, price_per_gpu_hour, gpu_count,
              billing_starts, stopped_billing, stopped_rate, no_gpu_rate, data_disk_per_hour,
              snapshot_per_hour, public_ip_per_hour, traffic_per_gb, granularity, wipe_after_stopped_days)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+         SELECT r.value ->> 'uid', i.id, r.value ->> 'effective_from',
+                r.value ->> 'price_per_gpu_hour', r.value ->> 'gpu_count',
+                r.value ->> 'billing_starts', r.value ->> 'stopped_billing',
+                r.value ->> 'stopped_rate', r.value ->> 'no_gpu_rate',
+                r.value ->> 'data_disk_per_hour', r.value ->> 'snapshot_per_hour',
+                r.value ->> 'public_ip_per_hour', r.value ->> 'traffic_per_gb',
+                r.value ->> 'granularity', r.value ->> 'wipe_after_stopped_days'
+         FROM json_each(?) r JOIN instances i ON i.uid = r.value ->> 'instance_uid'
+         WHERE true
+         ON CONFLICT (uid) DO NOTHING",
     )
-    .bind(&rules.uid)
-    .bind(instance_id)
-    .bind(&rules.effective_from)
-    .bind(&rules.price_per_gpu_hour)
-    .bind(rules.gpu_count)
-    .bind(&rules.billing_starts)
-    .bind(&rules.stopped_billing)
-    .bind(rules.stopped_rate.as_deref())
-    .bind(rules.no_gpu_rate.as_deref())
-    .bind(&rules.data_disk_per_hour)
-    .bind(&rules.snapshot_per_hour)
-    .bind(&rules.public_ip_per_hour)
-    .bind(&rules.traffic_per_gb)
-    .bind(&rules.granularity)
-    .bind(rules.wipe_after_stopped_days)
-    .fetch_one(conn)
-    .await?)
+    .bind(json)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
-/// An event pulled from the server, already checked.
-#[derive(Debug, Clone)]
-pub struct PulledEvent<'a> {
-    pub uid: &'a str,
-    pub instance_id: i64,
-    pub kind: &'a str,
-    pub at: &'a str,
-    pub rules_id: Option<i64>,
-    pub traffic_gb: Option<&'a str>,
-    pub recorded_by: &'a str,
-    pub origin_seq: i64,
-}
-
-/// Insert a pulled event; false when it was here already (same uid).
-pub async fn insert_pulled_event(
+/// Insert pulled events (a JSON array of objects with `uid`, `instance_uid`, `kind`, `at`,
+/// `rules_uid`, `traffic_gb`, `recorded_by`, `origin_seq`; their instances and rules are here
+/// already) in one statement; how many were new (an event already here is skipped by its uid).
+pub async fn insert_pulled_events(
     conn: &mut SqliteConnection,
-    row: &PulledEvent<'_>,
-) -> Result<bool, StoreError> {
+    json: &str,
+) -> Result<i64, StoreError> {
     let done = sqlx::query(
         "INSERT INTO ledger_events (uid, instance_id, kind, at, rules_id, traffic_gb, recorded_by,
              origin_seq, shared)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)
+         SELECT e.value ->> 'uid', i.id, e.value ->> 'kind', e.value ->> 'at', r.id,
+                e.value ->> 'traffic_gb', e.value ->> 'recorded_by', e.value ->> 'origin_seq', 1
+         FROM json_each(?) e
+         JOIN instances i ON i.uid = e.value ->> 'instance_uid'
+         LEFT JOIN billing_rules r ON r.uid = e.value ->> 'rules_uid'
+         WHERE true
          ON CONFLICT (uid) DO NOTHING",
     )
-    .bind(row.uid)
-    .bind(row.instance_id)
-    .bind(row.kind)
-    .bind(row.at)
-    .bind(row.rules_id)
-    .bind(row.traffic_gb)
-    .bind(row.recorded_by)
-    .bind(row.origin_seq)
+    .bind(json)
     .execute(conn)
     .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(i64::try_from(done.rows_affected()).unwrap_or(i64::MAX))
 }
 
 /// A conflict a pull stored for the user.
@@ -412,6 +409,263 @@ pub async fn instance_recorders(
 ) -> Result<Vec<(i64, String, Option<String>)>, StoreError> {
     Ok(
         sqlx::query_as("SELECT id, uid, recorded_by FROM instances ORDER BY id")
+            .fetch_all(conn)
+            .await?,
+    )
+}
+
+/// A shareable row (budget, backup, release check or override, reminder state) whose current
+/// version the server does not hold yet, with its content as JSON (`None`: removed).
+#[derive(Debug, Clone, FromRow)]
+pub struct PendingRecord {
+    pub kind: String,
+    pub local_id: i64,
+    pub key: String,
+    pub version: i64,
+    pub instance_uid: String,
+    pub body: Option<String>,
+}
+
+/// Every pending record, with its body built from its table as it is now.
+pub async fn pending_records(
+    conn: &mut SqliteConnection,
+) -> Result<Vec<PendingRecord>, StoreError> {
+    Ok(sqlx::query_as::<_, PendingRecord>(
+        "SELECT t.kind, t.local_id, t.key, t.version, i.uid AS instance_uid,
+                CASE WHEN b.instance_id IS NULL THEN NULL
+                     ELSE json_object('amount', b.amount) END AS body
+         FROM team_records t JOIN instances i ON i.id = t.local_id
+         LEFT JOIN budgets b ON b.instance_id = t.local_id
+         WHERE t.shared = 0 AND t.kind = 'budget'
+         UNION ALL
+         SELECT t.kind, t.local_id, t.key, t.version, i.uid,
+                CASE WHEN i.project IS NULL THEN NULL
+                     ELSE json_object('project', i.project) END
+         FROM team_records t JOIN instances i ON i.id = t.local_id
+         WHERE t.shared = 0 AND t.kind = 'project'
+         UNION ALL
+         SELECT t.kind, t.local_id, t.key, t.version, i.uid,
+                json_object('kind', r.kind, 'occurrence', r.occurrence, 'due_at', r.due_at,
+                            'fired_at', r.fired_at, 'silent', r.silent,
+                            'snoozed_until', r.snoozed_until, 'dismissed_at', r.dismissed_at)
+         FROM team_records t JOIN reminders r ON r.id = t.local_id
+         JOIN instances i ON i.id = r.instance_id
+         WHERE t.shared = 0 AND t.kind = 'reminder'
+         UNION ALL
+         SELECT t.kind, t.local_id, t.key, t.version, i.uid,
+                json_object('target', b.target, 'local_dir', b.local_dir,
+                            'started_at', b.started_at, 'finished_at', b.finished_at,
+                            'files', b.files, 'bytes', b.bytes,
+                            'items', json((SELECT json_group_array(json_object(
+                                'kind', it.kind, 'remote_path', it.remote_path,
+                                'local_path', it.local_path, 'files', it.files, 'bytes', it.bytes,
+                                'sha256', it.sha256, 'detail', it.detail))
+                                FROM backup_items it WHERE it.backup_id = b.id)))
+         FROM team_records t JOIN backups b ON b.id = t.local_id
+         JOIN instances i ON i.id = b.instance_id
+         WHERE t.shared = 0 AND t.kind = 'backup'
+         UNION ALL
+         SELECT t.kind, t.local_id, t.key, t.version, i.uid,
+                json_object('at', c.at, 'blocked', c.blocked, 'checks', json(c.checks))
+         FROM team_records t JOIN release_checks c ON c.id = t.local_id
+         JOIN instances i ON i.id = c.instance_id
+         WHERE t.shared = 0 AND t.kind = 'release_check'
+         UNION ALL
+         SELECT t.kind, t.local_id, t.key, t.version, i.uid,
+                json_object('check_key', (SELECT k.key FROM team_records k
+                                          WHERE k.kind = 'release_check' AND k.local_id = o.check_id),
+                            'code', o.code, 'reason', o.reason, 'at', o.at)
+         FROM team_records t JOIN release_overrides o ON o.id = t.local_id
+         JOIN instances i ON i.id = o.instance_id
+         WHERE t.shared = 0 AND t.kind = 'release_override'",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Mark records as held by the server, each only if it is still at the version pushed (a change
+/// made meanwhile stays pending).
+pub async fn mark_records_shared(
+    conn: &mut SqliteConnection,
+    pushed: &[(&str, i64, i64)],
+) -> Result<(), StoreError> {
+    let list = serde_json::to_string(pushed).map_err(|err| StoreError::Corrupt {
+        what: "team records",
+        value: err.to_string(),
+    })?;
+    sqlx::query(
+        "UPDATE team_records SET shared = 1
+         WHERE shared = 0 AND (kind, local_id, version) IN
+             (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?))",
+    )
+    .bind(list)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// What this database holds of a shared record.
+#[derive(Debug, Clone, FromRow)]
+pub struct LocalRecord {
+    pub local_id: i64,
+    pub version: i64,
+    pub laptop: Option<String>,
+}
+
+pub async fn local_record(
+    conn: &mut SqliteConnection,
+    kind: &str,
+    key: &str,
+) -> Result<Option<LocalRecord>, StoreError> {
+    Ok(sqlx::query_as::<_, LocalRecord>(
+        "SELECT local_id, version, laptop FROM team_records WHERE kind = ? AND key = ?",
+    )
+    .bind(kind)
+    .bind(key)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// After a pulled record was written into its table (whose trigger marked it as a change made
+/// here): it is the pulled version, from `laptop`, and the server holds it.
+pub async fn set_pulled_record(
+    conn: &mut SqliteConnection,
+    kind: &str,
+    local_id: i64,
+    key: &str,
+    version: i64,
+    laptop: &str,
+    recorded_by: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO team_records (kind, local_id, key, version, laptop, recorded_by, shared)
+         VALUES (?, ?, ?, ?, ?, ?, 1)
+         ON CONFLICT (kind, local_id) DO UPDATE SET key = excluded.key,
+             version = excluded.version, laptop = excluded.laptop,
+             recorded_by = excluded.recorded_by, shared = 1",
+    )
+    .bind(kind)
+    .bind(local_id)
+    .bind(key)
+    .bind(version)
+    .bind(laptop)
+    .bind(recorded_by)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Share every record again (linking to another team).
+pub async fn unshare_records(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    sqlx::query("UPDATE team_records SET shared = 0")
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn count_pending_records(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT count(*) FROM team_records WHERE shared = 0")
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
+/// The local id of the release check with team-wide key `key`.
+pub async fn release_check_by_key(
+    conn: &mut SqliteConnection,
+    key: &str,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT local_id FROM team_records WHERE kind = 'release_check' AND key = ?",
+    )
+    .bind(key)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Write a pulled reminder state (insert or replace the occurrence's row); its local id.
+#[allow(clippy::too_many_arguments)]
+pub async fn put_pulled_reminder(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+    kind: &str,
+    occurrence: &str,
+    due_at: &str,
+    fired_at: &str,
+    silent: bool,
+    snoozed_until: Option<&str>,
+    dismissed_at: Option<&str>,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO reminders (instance_id, kind, occurrence, due_at, fired_at, silent,
+             snoozed_until, dismissed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (instance_id, kind, occurrence) DO UPDATE SET due_at = excluded.due_at,
+             fired_at = excluded.fired_at, silent = excluded.silent,
+             snoozed_until = excluded.snoozed_until, dismissed_at = excluded.dismissed_at
+         RETURNING id",
+    )
+    .bind(instance_id)
+    .bind(kind)
+    .bind(occurrence)
+    .bind(due_at)
+    .bind(fired_at)
+    .bind(silent)
+    .bind(snoozed_until)
+    .bind(dismissed_at)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Replace the cached team budgets (`(currency, amount, set_by)`).
+pub async fn replace_team_budgets(
+    conn: &mut SqliteConnection,
+    budgets: &[(String, String, String)],
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM team_budgets")
+        .execute(&mut *conn)
+        .await?;
+    for (currency, amount, set_by) in budgets {
+        sqlx::query("INSERT INTO team_budgets (currency, amount, set_by) VALUES (?, ?, ?)")
+            .bind(currency)
+            .bind(amount)
+            .bind(set_by)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The team budgets as last pulled (`(currency, amount, set_by)`).
+pub async fn team_budgets(
+    conn: &mut SqliteConnection,
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    Ok(
+        sqlx::query_as("SELECT currency, amount, set_by FROM team_budgets ORDER BY currency")
+            .fetch_all(conn)
+            .await?,
+    )
+}
+
+/// Set an instance's project (`None` clears it); false when no such instance.
+pub async fn set_project(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+    project: Option<&str>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query("UPDATE instances SET project = ? WHERE id = ?")
+        .bind(project)
+        .bind(instance_id)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Each instance's project, by local id (instances without one are left out).
+pub async fn projects(conn: &mut SqliteConnection) -> Result<Vec<(i64, String)>, StoreError> {
+    Ok(
+        sqlx::query_as("SELECT id, project FROM instances WHERE project IS NOT NULL")
             .fetch_all(conn)
             .await?,
     )

@@ -2,17 +2,22 @@
 //! in the merged log (a second release, a start of a running instance), shared instances kept
 //! under another name because the name was taken here, and rows this version cannot read.
 //! Nothing is dropped: refused events stay in the ledger (left out of the bill the same way on
-//! every laptop) and stay listed.
+//! every laptop) and stay listed, with the event that stands in the bill in their place, until a
+//! member chooses which of the two to keep ([`resolve`]). Events are immutable, so the choice is a
+//! new record (`store::withdrawals`): the other event is left out of every replay from then on.
+//! [`exchange`] shares these records with the team at each sync, so every laptop settles the same
+//! way and computes the same bill.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::SqliteConnection;
 use ts_rs::TS;
 
+use super::server::Server;
 use super::TeamError;
 use crate::billing::{events::settle, rows};
 use crate::store::ledger as ledger_repo;
 use crate::store::team as repo;
+use crate::store::withdrawals::{self, ReplayedEvent, WithdrawalRow};
 use crate::store::{Store, StoreError};
 use crate::Coded;
 
@@ -42,33 +47,62 @@ pub struct Conflict {
     pub code: Option<String>,
     /// What happened, in English (the UI words it from `kind` and `code`).
     pub message: String,
+    /// For a refused event: the accepted event of the same kind it collides with (the one in the
+    /// bill now). Resolving keeps one of the two.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub standing: Option<StandingEvent>,
 }
 
-/// Refused events of one instance.
-async fn refused_in(
-    conn: &mut SqliteConnection,
+/// The event that stands in the bill where a refused one would not fit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct StandingEvent {
+    pub event_uid: String,
+    pub member: String,
+    pub event_kind: String,
+    pub at: DateTime<Utc>,
+}
+
+/// Refused events of one instance, each with the accepted event of its kind before it, from its
+/// rules versions and its events in replay order.
+fn refused_in(
     instance: &ledger_repo::InstanceRow,
     uid: &str,
+    rules: &[ledger_repo::RulesRow],
+    replayed: &[ReplayedEvent],
 ) -> Result<Vec<Conflict>, TeamError> {
-    let rules = ledger_repo::rules_for(&mut *conn, instance.id).await?;
-    let event_rows = ledger_repo::events_for(&mut *conn, instance.id).await?;
-    let origins = repo::event_origins(&mut *conn, instance.id).await?;
-    let events = rows::events_from_rows(&rules, &event_rows)?;
+    let event_rows: Vec<ledger_repo::EventRow> =
+        replayed.iter().map(|row| row.event.clone()).collect();
+    let events = rows::events_from_rows(rules, &event_rows)?;
     let settled = settle(events)?;
+    let refused_at: Vec<usize> = settled.refused.iter().map(|(index, _)| *index).collect();
+    let member_of = |index: usize| {
+        replayed
+            .get(index)
+            .and_then(|row| row.recorded_by.clone())
+            .unwrap_or_default()
+    };
     Ok(settled
         .refused
         .into_iter()
         .map(|(index, err)| {
             let row = &event_rows[index];
-            let origin = origins.get(index);
+            let standing = (0..index)
+                .rev()
+                .find(|&i| event_rows[i].kind == row.kind && !refused_at.contains(&i))
+                .map(|i| StandingEvent {
+                    event_uid: replayed[i].uid.clone(),
+                    member: member_of(i),
+                    event_kind: event_rows[i].kind.clone(),
+                    at: event_rows[i].at,
+                });
             Conflict {
                 kind: "refused_event".into(),
                 instance: instance.name.clone(),
                 instance_uid: uid.to_owned(),
-                member: origin
-                    .and_then(|o| o.recorded_by.clone())
-                    .unwrap_or_default(),
-                event_uid: origin.map(|o| o.uid.clone()),
+                member: member_of(index),
+                event_uid: Some(replayed[index].uid.clone()),
                 event_kind: Some(row.kind.clone()),
                 at: Some(row.at),
                 code: Some(err.code().to_owned()),
@@ -76,23 +110,40 @@ async fn refused_in(
                     "{} of {:?} at {} does not fit the merged ledger and is left out of the bill: {err}",
                     row.kind, instance.name, row.at
                 ),
+                standing,
             }
         })
         .collect())
+}
+
+/// The slice of `rows` (grouped by instance id) that belongs to `instance_id`.
+fn group_of<T>(rows: &[T], instance_id: i64, id_of: impl Fn(&T) -> i64) -> &[T] {
+    let start = rows.partition_point(|row| id_of(row) < instance_id);
+    let end = rows.partition_point(|row| id_of(row) <= instance_id);
+    &rows[start..end]
 }
 
 /// Every conflict in the working copy now.
 pub async fn conflicts(store: &Store) -> Result<Vec<Conflict>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     let mut found = Vec::new();
-    let recorders = repo::instance_recorders(&mut conn).await?;
+    let recorders: std::collections::HashMap<i64, String> = repo::instance_recorders(&mut conn)
+        .await?
+        .into_iter()
+        .map(|(id, uid, _)| (id, uid))
+        .collect();
+    // Three queries for the whole working copy, not three per instance: a team's copy holds
+    // every member's instances, and this runs after every sync.
+    let rules = ledger_repo::all_rules(&mut conn).await?;
+    let replayed = withdrawals::replayed_events_all(&mut conn).await?;
     for instance in ledger_repo::list_instances(&mut conn).await? {
-        let uid = recorders
-            .iter()
-            .find(|(id, _, _)| *id == instance.id)
-            .map(|(_, uid, _)| uid.clone())
-            .unwrap_or_default();
-        found.extend(refused_in(&mut conn, &instance, &uid).await?);
+        let uid = recorders.get(&instance.id).cloned().unwrap_or_default();
+        found.extend(refused_in(
+            &instance,
+            &uid,
+            group_of(&rules, instance.id, |row| row.instance_id),
+            group_of(&replayed, instance.id, |row| row.event.instance_id),
+        )?);
     }
     for row in repo::stored_conflicts(&mut conn).await? {
         found.push(Conflict {
@@ -105,7 +156,175 @@ pub async fn conflicts(store: &Store) -> Result<Vec<Conflict>, TeamError> {
             at: Some(row.found_at),
             code: None,
             message: row.detail,
+            standing: None,
         });
     }
     Ok(found)
+}
+
+/// Settle a refused event's conflict by keeping `keep_uid` (the refused event itself or the one
+/// standing in its place) and withdrawing the other, as this member, at `now`. Nothing is
+/// edited: the choice is a new record, shared at the next sync. Returns the conflicts left.
+#[tracing::instrument(skip(store), err)]
+pub async fn resolve(
+    store: &Store,
+    event_uid: &str,
+    keep_uid: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<Conflict>, TeamError> {
+    let member = super::current_link(store)
+        .await?
+        .ok_or(TeamError::NotConnected)?
+        .member;
+    let found = conflicts(store).await?;
+    let conflict = found
+        .iter()
+        .find(|c| c.kind == "refused_event" && c.event_uid.as_deref() == Some(event_uid))
+        .ok_or(TeamError::ConflictGone)?;
+    let standing = conflict.standing.as_ref().ok_or(TeamError::ConflictGone)?;
+    let withdrawn = if keep_uid == event_uid {
+        standing.event_uid.as_str()
+    } else if keep_uid == standing.event_uid {
+        event_uid
+    } else {
+        return Err(TeamError::ConflictGone);
+    };
+    let row = WithdrawalRow {
+        uid: uuid::Uuid::new_v4().to_string(),
+        instance_uid: conflict.instance_uid.clone(),
+        event_uid: withdrawn.to_owned(),
+        kept_uid: keep_uid.to_owned(),
+        recorded_by: member,
+        at: now.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false),
+    };
+    let mut tx = store.write().await?;
+    withdrawals::insert(&mut tx, &row, false).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    conflicts(store).await
+}
+
+#[derive(sqlx::FromRow)]
+struct ServerWithdrawal {
+    uid: String,
+    instance_uid: String,
+    event_uid: String,
+    kept_uid: String,
+    recorded_by: String,
+    at: String,
+}
+
+/// A row from another laptop, checked like any input from the server.
+fn checked(row: ServerWithdrawal) -> Option<WithdrawalRow> {
+    for id in [&row.uid, &row.instance_uid, &row.event_uid, &row.kept_uid] {
+        uuid::Uuid::parse_str(id).ok()?;
+    }
+    DateTime::parse_from_rfc3339(&row.at).ok()?;
+    Some(WithdrawalRow {
+        uid: row.uid,
+        instance_uid: row.instance_uid,
+        event_uid: row.event_uid,
+        kept_uid: row.kept_uid,
+        recorded_by: row.recorded_by,
+        at: row.at,
+    })
+}
+
+/// Share this laptop's resolutions with the team and take the others', given the conflicts the
+/// working copy shows now. A sync costs nothing extra unless there is something to exchange: the
+/// push only when this laptop resolved something, the fetch only while a refused event is shown
+/// or a resolution is held here (a resolution only ever changes a bill where its two events
+/// conflict: a laptop that lacks one of them meets the conflict, and fetches, in the sync that
+/// brings it; one that holds a resolution must see an opposite one made elsewhere). Returns how
+/// many arrived.
+pub async fn exchange(
+    store: &Store,
+    server: &mut Server,
+    team_id: i64,
+    current: &[Conflict],
+) -> Result<i64, TeamError> {
+    let mine = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        withdrawals::unshared(&mut conn).await?
+    };
+    if !mine.is_empty() {
+        let column = |f: fn(&WithdrawalRow) -> &String| -> Vec<String> {
+            mine.iter().map(|r| f(r).clone()).collect()
+        };
+        sqlx::query(
+            "INSERT INTO ledger_withdrawals (uid, team_id, instance_uid, event_uid, kept_uid, recorded_by, at)
+             SELECT u::uuid, $1, i::uuid, e::uuid, k::uuid, r, a
+             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+                  AS t(u, i, e, k, r, a)
+             ON CONFLICT (uid) DO NOTHING",
+        )
+        .bind(team_id)
+        .bind(column(|r| &r.uid))
+        .bind(column(|r| &r.instance_uid))
+        .bind(column(|r| &r.event_uid))
+        .bind(column(|r| &r.kept_uid))
+        .bind(column(|r| &r.recorded_by))
+        .bind(column(|r| &r.at))
+        .execute(&mut server.conn)
+        .await
+        .map_err(|e| server.failed(&e))?;
+        let mut tx = store.write().await?;
+        let uids: Vec<String> = mine.iter().map(|r| r.uid.clone()).collect();
+        withdrawals::mark_shared(&mut tx, &uids).await?;
+        tx.commit().await.map_err(StoreError::from)?;
+    }
+    let resolved_here = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        withdrawals::any(&mut conn).await?
+    };
+    if !resolved_here && !current.iter().any(|c| c.standing.is_some()) {
+        return Ok(0);
+    }
+    let theirs: Vec<ServerWithdrawal> = sqlx::query_as(
+        "SELECT uid::text AS uid, instance_uid::text AS instance_uid, event_uid::text AS event_uid,
+                kept_uid::text AS kept_uid, recorded_by, at
+         FROM ledger_withdrawals WHERE team_id = $1 ORDER BY pushed_at, uid",
+    )
+    .bind(team_id)
+    .fetch_all(&mut server.conn)
+    .await
+    .map_err(|e| server.failed(&e))?;
+    let mut tx = store.write().await?;
+    let mut arrived = 0;
+    for row in theirs {
+        match checked(row) {
+            Some(row) => arrived += i64::from(withdrawals::insert(&mut tx, &row, true).await?),
+            None => tracing::warn!("an unreadable conflict resolution from the team was skipped"),
+        }
+    }
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(arrived)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(uid: &str, at: &str) -> ServerWithdrawal {
+        let id = "0b9f6c2e-4d4a-4f59-9c2a-6f7e1d2c3b4a".to_owned();
+        ServerWithdrawal {
+            uid: uid.to_owned(),
+            instance_uid: id.clone(),
+            event_uid: id.clone(),
+            kept_uid: id,
+            recorded_by: "bob".to_owned(),
+            at: at.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_resolution_from_the_server_is_taken_only_when_its_ids_and_time_read_back() {
+        let uid = "5d1c1c6e-8a3b-4c0e-9f1d-2b3a4c5d6e7f";
+        assert!(checked(row(uid, "2026-03-01T10:00:00+00:00")).is_some());
+        assert!(checked(row(
+            "x'; DROP TABLE ledger_events; --",
+            "2026-03-01T10:00:00+00:00"
+        ))
+        .is_none());
+        assert!(checked(row(uid, "yesterday")).is_none());
+    }
 }

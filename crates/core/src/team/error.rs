@@ -28,6 +28,8 @@ pub enum TeamError {
     NewerSchema { server: i64, known: i64 },
     #[error("the team database failed: {detail} — nothing was changed here")]
     Server { detail: String },
+    #[error("this conflict is already settled (or the choice is not one of its two events); sync and look again")]
+    ConflictGone,
     #[error("could not keep the team database password in the system keychain: {message}")]
     Keychain { message: String },
     #[error(transparent)]
@@ -49,6 +51,7 @@ impl Coded for TeamError {
             Self::NewerSchema { .. } => "team.newer_schema",
             Self::Server { .. } => "team.server",
             Self::Keychain { .. } => "team.keychain",
+            Self::ConflictGone => "team.conflict_gone",
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
         }
@@ -58,7 +61,8 @@ impl Coded for TeamError {
         match self {
             Self::InvalidUrl { .. }
             | Self::InvalidName { .. }
-            | Self::PasswordEnvMissing { .. } => true,
+            | Self::PasswordEnvMissing { .. }
+            | Self::ConflictGone => true,
             Self::Billing(err) => err.is_bad_input(),
             _ => false,
         }

@@ -13,8 +13,10 @@
 //! leaves out what the billing rules refuse the same way ([`crate::billing::events::settle`]),
 //! so every laptop computes the same bill; the refused events are listed as [`Conflict`]s.
 //!
-//! Shared: instances and their rules and events, team budgets. Never shared: secrets (the
-//! password sits in the OS keychain only), SSH targets and keys, known_hosts, logs, jobs.
+//! Shared: instances and their rules and events, conflict resolutions, team budgets, and
+//! ([`records`]) each instance's budget and project, backup records, release checks and
+//! overrides, and reminders' state. Never shared: secrets (the password sits in the OS keychain
+//! only), SSH targets and keys, known_hosts, logs, jobs.
 //!
 //! - [`link`]: the URL, names and password sources; [`server`]: login, schema, joining.
 //! - [`push`], [`pull`], [`conflicts`]: the sync; [`views`]: the team views (pure where they
@@ -25,6 +27,7 @@ mod error;
 pub mod link;
 pub mod pull;
 pub mod push;
+pub mod records;
 pub mod server;
 pub mod views;
 
@@ -33,7 +36,7 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use ts_rs::TS;
 
-pub use conflicts::Conflict;
+pub use conflicts::{Conflict, StandingEvent};
 pub use error::TeamError;
 pub use link::ServerAddress;
 pub use server::Server;
@@ -89,7 +92,7 @@ pub struct SyncReport {
     pub conflicts: Vec<Conflict>,
 }
 
-async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
+pub(crate) async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     Ok(repo::link(&mut conn).await?)
 }
@@ -146,6 +149,10 @@ pub async fn connect(
             .as_ref()
             .filter(|_| same_team)
             .map_or(0, |p| p.pulled_seq),
+        pulled_record_seq: previous
+            .as_ref()
+            .filter(|_| same_team)
+            .map_or(0, |p| p.pulled_record_seq),
         connected_at: now,
         last_sync_at: previous
             .as_ref()
@@ -159,6 +166,7 @@ pub async fn connect(
             .execute(&mut *tx)
             .await
             .map_err(StoreError::from)?;
+        repo::unshare_records(&mut tx).await?;
     }
     repo::set_link(&mut tx, &row).await?;
     tx.commit().await.map_err(StoreError::from)?;
@@ -191,6 +199,8 @@ pub async fn sync_with(
     now: DateTime<Utc>,
 ) -> Result<SyncReport, TeamError> {
     let pushed = push::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
+    // After the events: every instance a record names is on the server by then.
+    records::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
     let pulled = pull::pull(
         store,
         server,
@@ -200,13 +210,18 @@ pub async fn sync_with(
         now,
     )
     .await?;
+    // After the events, so every instance a resolution names is on the server.
+    let mut found = conflicts::conflicts(store).await?;
+    if conflicts::exchange(store, server, row.team_id, &found).await? > 0 {
+        found = conflicts::conflicts(store).await?;
+    }
     let mut tx = store.write().await?;
     repo::set_last_sync(&mut tx, now).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(SyncReport {
         pushed,
         pulled: pulled.events,
-        conflicts: conflicts::conflicts(store).await?,
+        conflicts: found,
     })
 }
 
@@ -244,7 +259,64 @@ pub async fn set_budget(store: &Store, currency: &str, amount: Decimal) -> Resul
     .await
     .map_err(|e| server.failed(&e));
     server.close().await;
-    result.map(|_| ())
+    result?;
+    // Until the next pull brings the whole list, the views show this budget offline too.
+    let mut cached = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        repo::team_budgets(&mut conn).await?
+    };
+    cached.retain(|(c, _, _)| c != currency.code());
+    cached.push((
+        currency.code().to_owned(),
+        amount.normalize().to_string(),
+        row.member.clone(),
+    ));
+    let mut tx = store.write().await?;
+    repo::replace_team_budgets(&mut tx, &cached).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// The team budgets and their use at `now`, from the working copy (as the last sync or
+/// [`set_budget`] left them), so it works offline: what the reminders check for the team's
+/// 50/80/100 % thresholds (`TeamBudget::usage.threshold_reached`).
+pub async fn budgets(store: &Store, now: DateTime<Utc>) -> Result<Vec<TeamBudget>, TeamError> {
+    let cached = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        repo::team_budgets(&mut conn).await?
+    };
+    let instances = views::instances(store, now).await?;
+    views::budget_use(&cached_budgets(cached), &instances, now)
+}
+
+fn cached_budgets(rows: Vec<(String, String, String)>) -> Vec<(String, Decimal, String)> {
+    rows.into_iter()
+        .filter_map(|(currency, amount, set_by)| Some((currency, amount.parse().ok()?, set_by)))
+        .collect()
+}
+
+/// Say which project an instance is rented for (`None`: no project). Shared with the team on
+/// the next sync; the team views sum the month's spend by project.
+pub async fn set_project(
+    store: &Store,
+    instance: &str,
+    project: Option<&str>,
+) -> Result<(), TeamError> {
+    let project = project
+        .map(|p| link::check_name("project", p))
+        .transpose()?;
+    let mut tx = store.write().await?;
+    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM instances WHERE name = ?")
+        .bind(instance)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(StoreError::from)?;
+    let id = id.ok_or_else(|| crate::billing::BillingError::UnknownInstance {
+        name: instance.to_owned(),
+    })?;
+    repo::set_project(&mut tx, id, project.as_deref()).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
 }
 
 /// Members and budgets as the server lists them.
@@ -280,6 +352,28 @@ async fn server_lists(
     Ok((members, budgets))
 }
 
+/// Keep the budgets just read from the server in the working copy, where the offline views and
+/// the team budget reminders (`remind::team`) read them.
+async fn remember_budgets(
+    store: &Store,
+    budgets: &[(String, Decimal, String)],
+) -> Result<(), TeamError> {
+    let rows: Vec<(String, String, String)> = budgets
+        .iter()
+        .map(|(currency, amount, set_by)| {
+            (
+                currency.clone(),
+                amount.normalize().to_string(),
+                set_by.clone(),
+            )
+        })
+        .collect();
+    let mut tx = store.write().await?;
+    repo::replace_team_budgets(&mut tx, &rows).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
 /// The team views as of `now`: from the working copy, with the server's member list and budgets
 /// when it answers (offline, the status says so and shows what the last sync brought).
 /// The idle stretches come from this laptop's monitor history (`monitor::history::idle_streak`):
@@ -313,7 +407,10 @@ pub async fn status_with_idle(
             let lists = server_lists(&mut server, row.team_id).await;
             server.close().await;
             match lists {
-                Ok((members, budgets)) => (true, None, members, budgets),
+                Ok((members, budgets)) => {
+                    remember_budgets(store, &budgets).await?;
+                    (true, None, members, budgets)
+                }
                 Err(err) => (
                     false,
                     Some(crate::ApiError::from(err)),
@@ -329,10 +426,16 @@ pub async fn status_with_idle(
             Vec::new(),
         ),
     };
+    let budgets = if online {
+        budgets
+    } else {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        cached_budgets(repo::team_budgets(&mut conn).await?)
+    };
     let instances = views::instances(store, now).await?;
     let pending_push = {
         let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-        repo::count_pending(&mut conn).await?
+        repo::count_pending(&mut conn).await? + repo::count_pending_records(&mut conn).await?
     };
     let mut running: Vec<TeamInstance> = instances
         .iter()
@@ -379,6 +482,7 @@ pub async fn keep_in_sync(
             continue;
         }
         match sync(&store, clock.now()).await {
+            // The sync's last page brings the team budgets the reminders read.
             Ok(report) => tracing::info!(
                 pushed = report.pushed,
                 pulled = report.pulled,

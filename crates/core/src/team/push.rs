@@ -14,7 +14,7 @@ use crate::store::{Store, StoreError};
 
 /// Events per push statement: large enough that 100 000 events take few round trips, small
 /// enough that one statement stays a few megabytes.
-pub const CHUNK: i64 = 5_000;
+pub const CHUNK: i64 = 25_000;
 
 const PUSH: &str = "
 WITH bump AS (
@@ -139,7 +139,28 @@ async fn push_chunk(
     Ok(inserted)
 }
 
-/// Push every pending event; how many the server did not have yet.
+async fn pending_after(
+    store: &Store,
+    member: &str,
+    after_id: i64,
+) -> Result<Vec<PendingEvent>, TeamError> {
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    Ok(repo::pending_events(&mut conn, member, after_id, CHUNK).await?)
+}
+
+async fn mark_shared(store: &Store, last_id: Option<i64>) -> Result<(), TeamError> {
+    let Some(last_id) = last_id else {
+        return Ok(());
+    };
+    let mut tx = store.write().await?;
+    repo::mark_shared_through(&mut tx, last_id).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// Push every pending event; how many the server did not have yet. While the server inserts one
+/// chunk, the next is read here and the one before is marked shared, so the local work and the
+/// network overlap.
 pub async fn push(
     store: &Store,
     server: &mut Server,
@@ -148,21 +169,29 @@ pub async fn push(
     laptop: &str,
 ) -> Result<i64, TeamError> {
     let mut pushed = 0;
-    loop {
-        let chunk = {
-            let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-            repo::pending_events(&mut conn, member, CHUNK).await?
-        };
-        if chunk.is_empty() {
-            return Ok(pushed);
-        }
-        pushed += push_chunk(server, team_id, laptop, &chunk).await?;
-        let ids: Vec<i64> = chunk.iter().map(|e| e.event_id).collect();
-        let mut tx = store.write().await?;
-        repo::mark_shared(&mut tx, &ids).await?;
-        tx.commit().await.map_err(StoreError::from)?;
-        if i64::try_from(chunk.len()).unwrap_or(0) < CHUNK {
-            return Ok(pushed);
-        }
+    let mut chunk = pending_after(store, member, 0).await?;
+    // The last event of the chunk the server acknowledged last, not yet marked here.
+    let mut acknowledged = None;
+    while !chunk.is_empty() {
+        let last_id = chunk.last().map_or(0, |e| e.event_id);
+        let full = i64::try_from(chunk.len()).unwrap_or(0) >= CHUNK;
+        let (sent, next, marked) = tokio::join!(
+            push_chunk(server, team_id, laptop, &chunk),
+            async {
+                if full {
+                    pending_after(store, member, last_id).await
+                } else {
+                    Ok(Vec::new())
+                }
+            },
+            mark_shared(store, acknowledged)
+        );
+        marked?;
+        // Marked only once the server answered: a cut before that sends the chunk again.
+        pushed += sent?;
+        acknowledged = Some(last_id);
+        chunk = next?;
     }
+    mark_shared(store, acknowledged).await?;
+    Ok(pushed)
 }

@@ -59,35 +59,40 @@ impl Server {
         from_sqlx(err, &self.address, self.had_password)
     }
 
-    /// The newest migration the server has run; `None` on an empty database.
-    async fn applied_schema(&mut self) -> Result<Option<i64>, TeamError> {
+    /// The migrations the server has run (none on an empty database).
+    async fn applied_schema(&mut self) -> Result<Vec<i64>, TeamError> {
         let exists: bool = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
             .fetch_one(&mut self.conn)
             .await
             .map_err(|e| self.failed(&e))?;
         if !exists {
-            return Ok(None);
+            return Ok(Vec::new());
         }
-        sqlx::query_scalar("SELECT max(version) FROM _sqlx_migrations")
-            .fetch_one(&mut self.conn)
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+            .fetch_all(&mut self.conn)
             .await
             .map_err(|e| self.failed(&e))
     }
 
     async fn prepare_schema(&mut self) -> Result<(), TeamError> {
         let known = known_schema();
-        match self.applied_schema().await? {
-            Some(server) if server > known => Err(TeamError::NewerSchema { server, known }),
-            Some(server) if server == known => Ok(()),
-            // Older or empty: migrate (sqlx holds an advisory lock, so two laptops connecting at
-            // once do not both run a migration).
-            _ => MIGRATOR
-                .run_direct(&mut self.conn)
-                .await
-                .map_err(|err| TeamError::Server {
-                    detail: format!("could not bring the team schema up to date: {err}"),
-                }),
+        let applied = self.applied_schema().await?;
+        if let Some(server) = applied.iter().copied().filter(|v| *v > known).max() {
+            return Err(TeamError::NewerSchema { server, known });
         }
+        // Every migration of this build already ran (they may have been merged out of number
+        // order, so the whole set is compared, not the newest).
+        if MIGRATOR.iter().all(|m| applied.contains(&m.version)) {
+            return Ok(());
+        }
+        // Missing ones run now (sqlx holds an advisory lock, so two laptops connecting at once do
+        // not both run a migration).
+        MIGRATOR
+            .run_direct(&mut self.conn)
+            .await
+            .map_err(|err| TeamError::Server {
+                detail: format!("could not bring the team schema up to date: {err}"),
+            })
     }
 
     /// Join (creating it when new) `team` as `member`; the team's id.

@@ -1,6 +1,6 @@
 //! The team views, computed from the local working copy (which holds every member's events
 //! after a sync), so they work offline too: who is running what and at what hourly burn, the
-//! month-to-date spend by member and GPU, the team budgets with the same 50/80/100 % thresholds
+//! month-to-date spend by member, project and GPU, the team budgets with the same 50/80/100 % thresholds
 //! as an instance's budget, and "left running" alerts.
 //!
 //! The budget and idle checks are pure functions of their inputs: the reminders (`remind`) and
@@ -30,6 +30,10 @@ pub struct TeamInstance {
     pub uid: String,
     pub name: String,
     pub member: String,
+    /// The project it is rented for, if anyone said (`team::set_project`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub project: Option<String>,
     pub gpu_model: String,
     pub gpu_count: u32,
     pub state: Option<InstanceState>,
@@ -74,6 +78,8 @@ pub struct MonthSpend {
     pub since: DateTime<Utc>,
     pub by_member: Vec<SpendLine>,
     pub by_gpu: Vec<SpendLine>,
+    /// By project; `key` is "" for instances without one.
+    pub by_project: Vec<SpendLine>,
     /// The team's total per currency (`key` is the currency).
     pub total: Vec<SpendLine>,
 }
@@ -116,6 +122,7 @@ pub async fn instances(store: &Store, now: DateTime<Utc>) -> Result<Vec<TeamInst
         .map(|(id, uid, member)| (id, (uid, member)))
         .collect();
     let local_member = repo::link(&mut conn).await?.map(|l| l.member);
+    let projects: HashMap<i64, String> = repo::projects(&mut conn).await?.into_iter().collect();
     let mut found = Vec::new();
     for row in ledger_repo::list_instances(&mut conn).await? {
         let rules = ledger_repo::rules_for(&mut conn, row.id).await?;
@@ -130,6 +137,7 @@ pub async fn instances(store: &Store, now: DateTime<Utc>) -> Result<Vec<TeamInst
             uid,
             name: row.name,
             member: member.or_else(|| local_member.clone()).unwrap_or_default(),
+            project: projects.get(&row.id).cloned(),
             gpu_model: row.gpu_model,
             gpu_count: at_now.rules.as_ref().map_or(0, |r| r.gpu_count),
             state: at_now.state,
@@ -159,12 +167,13 @@ fn sum_by(instances: &[TeamInstance], key: impl Fn(&TeamInstance) -> String) -> 
         .collect()
 }
 
-/// Month-to-date spend by member, by GPU model and in total.
+/// Month-to-date spend by member, by GPU model, by project and in total.
 pub fn month_spend(instances: &[TeamInstance], now: DateTime<Utc>) -> MonthSpend {
     MonthSpend {
         since: month_start(now),
         by_member: sum_by(instances, |i| i.member.clone()),
         by_gpu: sum_by(instances, |i| i.gpu_model.clone()),
+        by_project: sum_by(instances, |i| i.project.clone().unwrap_or_default()),
         total: sum_by(instances, |i| i.currency.clone()),
     }
 }
@@ -318,7 +327,7 @@ pub struct TeamStatus {
     #[ts(optional)]
     pub server_error: Option<crate::ApiError>,
     pub last_sync_at: Option<DateTime<Utc>>,
-    /// Events recorded here that the server does not hold yet.
+    /// Events and shared records changed here that the server does not hold yet.
     pub pending_push: i64,
     pub members: Vec<Member>,
     /// Every member's running instances, highest burn first.
@@ -347,6 +356,7 @@ mod tests {
             uid: format!("uid-{name}"),
             name: name.into(),
             member: member.into(),
+            project: None,
             gpu_model: "A100".into(),
             gpu_count: 1,
             state: Some(state),

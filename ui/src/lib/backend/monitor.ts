@@ -12,6 +12,11 @@ export function monitorStart(instance: string, lang: Lang, onEvent: (event: Moni
   return call<void>('monitor_start', { instance, intervalMs: null, lang, onEvent: new Channel<MonitorEvent>(onEvent) })
 }
 
+/** Word the findings of `instance`'s open stream in `lang` from now on (sent again at once). */
+export function monitorLanguage(instance: string, lang: Lang): Promise<void> {
+  return call<void>('monitor_language', { instance, lang })
+}
+
 export function monitorStop(instance: string): Promise<void> {
   return call<void>('monitor_stop', { instance })
 }

@@ -29,3 +29,13 @@ export function teamConflicts(): Promise<Conflict[]> {
 export function teamDisconnect(): Promise<TeamLink | null> {
   return call<TeamLink | null>('team_disconnect')
 }
+
+/** Keep `keepUid` (the refused event or the one standing in its place); answers the conflicts left. */
+export function teamResolveConflict(eventUid: string, keepUid: string): Promise<Conflict[]> {
+  return call<Conflict[]>('team_resolve_conflict', { eventUid, keepUid })
+}
+
+/** Set the team's monthly budget in `currency`; answers the team status with it. */
+export function teamSetBudget(currency: string, amount: string): Promise<TeamStatus> {
+  return call<TeamStatus>('team_set_budget', { currency, amount })
+}

@@ -6,6 +6,10 @@ import type { SpendLine } from "./SpendLine";
  */
 export type MonthSpend = { since: string, by_member: Array<SpendLine>, by_gpu: Array<SpendLine>, 
 /**
+ * By project; `key` is "" for instances without one.
+ */
+by_project: Array<SpendLine>, 
+/**
  * The team's total per currency (`key` is the currency).
  */
 total: Array<SpendLine>, };

@@ -4,7 +4,11 @@ import type { InstanceState } from "./InstanceState";
 /**
  * One instance of any member, as the team views show it.
  */
-export type TeamInstance = { uid: string, name: string, member: string, gpu_model: string, gpu_count: number, state: InstanceState | null, state_since: string | null, currency: string, 
+export type TeamInstance = { uid: string, name: string, member: string, 
+/**
+ * The project it is rented for, if anyone said (`team::set_project`).
+ */
+project?: string, gpu_model: string, gpu_count: number, state: InstanceState | null, state_since: string | null, currency: string, 
 /**
  * What one more hour costs now; "0.00" when nothing bills.
  */

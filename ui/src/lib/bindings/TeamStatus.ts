@@ -20,7 +20,7 @@ url: string,
  */
 online: boolean, server_error?: ApiError, last_sync_at: string | null, 
 /**
- * Events recorded here that the server does not hold yet.
+ * Events and shared records changed here that the server does not hold yet.
  */
 pending_push: number, members: Array<Member>, 
 /**

@@ -96,6 +96,9 @@ export const COMMANDS = [
   'release_check',
   'release_instance',
   'release_bill',
+  'team_resolve_conflict',
+  'team_set_budget',
+  'monitor_language',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]

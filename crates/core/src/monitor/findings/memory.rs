@@ -1,15 +1,16 @@
 //! GPU memory: nearly full now, or growing steadily towards full (a leak, or a cache that never
 //! stops growing) — the out-of-memory error that is coming.
 
-use super::{gpu_list, recent, FindingContext, LiveFinding, TREND};
+use super::{gpu_list, FindingContext, LiveFinding};
 use crate::diagnose::text::draft;
 use crate::diagnose::Severity;
 use crate::monitor::sample::Sample;
+use crate::monitor::summary::MemoryTrend;
 
 /// Used memory at or above this share of the total is nearly full.
 pub const NEAR_FULL: f64 = 0.95;
 /// A trend needs this many samples and this long a span before it means anything.
-const TREND_SAMPLES: usize = 10;
+const TREND_SAMPLES: u64 = 10;
 const TREND_MIN_SECONDS: f64 = 60.0;
 /// Growth over the span, as a share of the total, that counts as a trend.
 const TREND_GROWTH: f64 = 0.05;
@@ -63,56 +64,22 @@ pub(super) fn near_full(window: &[Sample], context: &FindingContext) -> Option<L
     Some(LiveFinding { finding, gpus })
 }
 
-/// Least-squares slope (MiB per second) and correlation of memory over time.
-fn trend(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = points.len() as f64;
-    let mean_t = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_m = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let (mut stt, mut smm, mut stm) = (0.0, 0.0, 0.0);
-    for (t, m) in points {
-        stt += (t - mean_t).powi(2);
-        smm += (m - mean_m).powi(2);
-        stm += (t - mean_t) * (m - mean_m);
-    }
-    if stt <= 0.0 || smm <= 0.0 {
-        return None;
-    }
-    Some((stm / stt, stm / (stt.sqrt() * smm.sqrt())))
-}
-
-pub(super) fn leak_trend(window: &[Sample], context: &FindingContext) -> Option<LiveFinding> {
-    let span = recent(window, TREND);
-    let first_at = span.first()?.at;
+pub(super) fn leak_trend(memory: &MemoryTrend, context: &FindingContext) -> Option<LiveFinding> {
     let mut growing = Vec::new();
     let mut evidence = Vec::new();
-    let indexes: std::collections::BTreeSet<u32> = span
-        .iter()
-        .flat_map(|s| s.gpus.iter().map(|g| g.index))
-        .collect();
-    for index in indexes {
-        let points: Vec<(f64, f64)> = span
-            .iter()
-            .filter_map(|s| {
-                let gpu = s.gpus.iter().find(|g| g.index == index)?;
-                let seconds = (s.at - first_at).num_milliseconds() as f64 / 1000.0;
-                Some((seconds, gpu.memory_used_mib? as f64))
-            })
-            .collect();
-        let total = span
-            .iter()
-            .rev()
-            .find_map(|s| s.gpus.iter().find(|g| g.index == index)?.memory_total_mib);
-        let (Some(total), Some(first), Some(last)) = (total, points.first(), points.last()) else {
+    for gpu in memory.gpus() {
+        let (Some(total), first, last) = (gpu.total_mib, gpu.first, gpu.last) else {
             continue;
         };
-        if points.len() < TREND_SAMPLES || last.0 - first.0 < TREND_MIN_SECONDS || total == 0 {
+        let span_seconds = (last.0 - first.0).num_milliseconds() as f64 / 1000.0;
+        if gpu.moments.count() < TREND_SAMPLES || span_seconds < TREND_MIN_SECONDS || total == 0 {
             continue;
         }
         let total = total as f64;
         if (last.1 - first.1) / total < TREND_GROWTH {
             continue;
         }
-        let Some((slope, straightness)) = trend(&points) else {
+        let Some((slope, straightness)) = gpu.moments.slope_and_correlation() else {
             continue;
         };
         if slope <= 0.0 || straightness < TREND_STRAIGHTNESS {
@@ -122,12 +89,12 @@ pub(super) fn leak_trend(window: &[Sample], context: &FindingContext) -> Option<
         if minutes_to_full > TREND_HORIZON_MINUTES {
             continue;
         }
+        let index = gpu.index;
         growing.push((index, minutes_to_full));
         evidence.push(format!(
-            "GPU {index}: {:.0} → {:.0} MiB of {total:.0} in {:.0} s (+{:.0} MiB/min)",
+            "GPU {index}: {:.0} → {:.0} MiB of {total:.0} in {span_seconds:.0} s (+{:.0} MiB/min)",
             first.1,
             last.1,
-            last.0 - first.0,
             slope * 60.0
         ));
     }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::sample::{ProcessList, Sample};
+use super::summary::{MemoryTrend, SeenProcesses};
 use crate::diagnose::{Finding, Lang};
 
 /// A finding about some of the GPUs.
@@ -56,22 +57,51 @@ pub(crate) fn recent(window: &[Sample], span: Duration) -> &[Sample] {
     &window[start..]
 }
 
-/// Every live finding for this window (samples oldest first, process looks oldest first),
-/// errors first. Pure: same window, same findings.
+/// What the rules read: the last minute of samples at full resolution (utilisation, throttling,
+/// memory now) and the fixed-size summaries of the last ten minutes (memory trend, processes).
+#[derive(Debug, Clone, Copy)]
+pub struct Observed<'a> {
+    /// Samples oldest first, reaching at least [`RECENT`] back from the last one.
+    pub recent: &'a [Sample],
+    pub memory: &'a MemoryTrend,
+    pub processes: &'a SeenProcesses,
+}
+
+/// Every live finding for what was observed, errors first. Pure: same input, same findings.
+pub fn evaluate_observed(observed: &Observed<'_>, context: &FindingContext) -> Vec<LiveFinding> {
+    let recent = observed.recent;
+    let mut findings = Vec::new();
+    findings.extend(idle::idle_peers(recent, context));
+    findings.extend(idle::idle_while_billing(recent, context));
+    findings.extend(memory::near_full(recent, context));
+    findings.extend(memory::leak_trend(observed.memory, context));
+    findings.extend(throttle::throttled(recent, context));
+    findings.extend(process::died(recent.last(), observed.processes, context));
+    findings.sort_by_key(|f| f.finding.severity);
+    findings
+}
+
+/// Every live finding for a window of raw samples and process looks (both oldest first), read
+/// the way the live window reads them: the last minute as it is, the rest summarised.
 pub fn evaluate(
     window: &[Sample],
     processes: &[ProcessList],
     context: &FindingContext,
 ) -> Vec<LiveFinding> {
-    let mut findings = Vec::new();
-    findings.extend(idle::idle_peers(window, context));
-    findings.extend(idle::idle_while_billing(window, context));
-    findings.extend(memory::near_full(window, context));
-    findings.extend(memory::leak_trend(window, context));
-    findings.extend(throttle::throttled(window, context));
-    findings.extend(process::died(window, processes, context));
-    findings.sort_by_key(|f| f.finding.severity);
-    findings
+    let mut memory = MemoryTrend::default();
+    for sample in window {
+        memory.push(sample);
+    }
+    let mut seen = SeenProcesses::default();
+    for look in processes {
+        seen.push(look.clone());
+    }
+    let observed = Observed {
+        recent: recent(window, RECENT),
+        memory: &memory,
+        processes: &seen,
+    };
+    evaluate_observed(&observed, context)
 }
 
 /// Identity of a set of findings: codes and GPUs, so the stream only sends a change.

@@ -1,32 +1,29 @@
 //! A compute process that was using a GPU is gone and the GPU is idle now: the training run
 //! crashed, was killed (out of host memory, a lost terminal), or finished — and billing goes on.
 
-use std::collections::BTreeMap;
+use chrono::{DateTime, Utc};
 
 use super::{clock_time, gpu_list, FindingContext, LiveFinding, IDLE_PCT, TREND};
 use crate::diagnose::text::draft;
 use crate::diagnose::Severity;
-use crate::monitor::sample::{ComputeProcess, ProcessList, Sample};
+use crate::monitor::sample::{ComputeProcess, Sample};
+use crate::monitor::summary::SeenProcesses;
 
 pub(super) fn died(
-    window: &[Sample],
-    looks: &[ProcessList],
+    last_sample: Option<&Sample>,
+    seen: &SeenProcesses,
     context: &FindingContext,
 ) -> Option<LiveFinding> {
-    let (latest, earlier) = looks.split_last()?;
-    let last_sample = window.last()?;
+    let latest = seen.latest()?;
+    let last_sample = last_sample?;
     let from = latest.at - TREND;
-    let running: Vec<u32> = latest.processes.iter().map(|p| p.pid).collect();
     // Each vanished process once, with the last time it was seen.
-    let mut vanished: BTreeMap<u32, (&ComputeProcess, chrono::DateTime<chrono::Utc>)> =
-        BTreeMap::new();
-    for look in earlier.iter().filter(|l| l.at >= from) {
-        for process in &look.processes {
-            if !running.contains(&process.pid) {
-                vanished.insert(process.pid, (process, look.at));
-            }
-        }
-    }
+    let vanished: Vec<(&ComputeProcess, DateTime<Utc>)> = seen
+        .earlier()
+        .filter(|(process, at)| {
+            *at >= from && !latest.processes.iter().any(|p| p.pid == process.pid)
+        })
+        .collect();
     let idle_now = |index: u32| {
         last_sample
             .gpus
@@ -36,7 +33,7 @@ pub(super) fn died(
             .is_some_and(|pct| f64::from(pct) < IDLE_PCT)
     };
     let gone: Vec<_> = vanished
-        .values()
+        .iter()
         .filter(|(p, _)| p.gpu_index.is_some_and(idle_now))
         .collect();
     if gone.is_empty() {

@@ -1,0 +1,49 @@
+//! Team budget reminders' rows (migration 0180): which team reminders fired here (the budgets
+//! themselves are `store::team::team_budgets`). `crate::remind::team` decides; this only reads and writes.
+
+use chrono::{DateTime, Utc};
+use sqlx::SqliteConnection;
+
+use super::StoreError;
+
+/// Whether this team reminder already fired here.
+pub async fn fired(
+    conn: &mut SqliteConnection,
+    team: &str,
+    kind: &str,
+    occurrence: &str,
+) -> Result<bool, StoreError> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM team_reminders WHERE team = ? AND kind = ? AND occurrence = ?",
+    )
+    .bind(team)
+    .bind(kind)
+    .bind(occurrence)
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.is_some())
+}
+
+pub async fn record_fired(
+    conn: &mut SqliteConnection,
+    team: &str,
+    kind: &str,
+    occurrence: &str,
+    due_at: DateTime<Utc>,
+    fired_at: DateTime<Utc>,
+    silent: bool,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO team_reminders (team, kind, occurrence, due_at, fired_at, silent)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (team, kind, occurrence) DO NOTHING",
+    )
+    .bind(team)
+    .bind(kind)
+    .bind(occurrence)
+    .bind(due_at)
+    .bind(fired_at)
+    .bind(silent)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! Rows of `ledger_withdrawals` (migration 0180): a member's choice between two events that cannot
+//! both stand, recorded as a new row (events are immutable). `ledger::events_for` leaves the
+//! withdrawn events out through the `withdrawn_events` view; `crate::team::conflicts` records,
+//! shares and pulls these rows.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, SqliteConnection};
+
+use super::StoreError;
+
+/// One resolution.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct WithdrawalRow {
+    pub uid: String,
+    pub instance_uid: String,
+    pub event_uid: String,
+    pub kept_uid: String,
+    pub recorded_by: String,
+    pub at: String,
+}
+
+/// Record one (a pulled one arrives `shared`); a uid already here is left as it is.
+pub async fn insert(
+    conn: &mut SqliteConnection,
+    row: &WithdrawalRow,
+    shared: bool,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO ledger_withdrawals (uid, instance_uid, event_uid, kept_uid, recorded_by, at, shared)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO NOTHING",
+    )
+    .bind(&row.uid)
+    .bind(&row.instance_uid)
+    .bind(&row.event_uid)
+    .bind(&row.kept_uid)
+    .bind(&row.recorded_by)
+    .bind(&row.at)
+    .bind(shared)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Whether any resolution is held here.
+pub async fn any(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM ledger_withdrawals)")
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
+/// The resolutions the team's server does not hold yet.
+pub async fn unshared(conn: &mut SqliteConnection) -> Result<Vec<WithdrawalRow>, StoreError> {
+    Ok(sqlx::query_as::<_, WithdrawalRow>(
+        "SELECT uid, instance_uid, event_uid, kept_uid, recorded_by, at FROM ledger_withdrawals
+         WHERE shared = 0 ORDER BY at, uid",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+pub async fn mark_shared(conn: &mut SqliteConnection, uids: &[String]) -> Result<(), StoreError> {
+    for uid in uids {
+        sqlx::query("UPDATE ledger_withdrawals SET shared = 1 WHERE uid = ?")
+            .bind(uid)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// An event of the ledger by uid: (instance uid, kind, time), if it is here.
+pub async fn event(
+    conn: &mut SqliteConnection,
+    uid: &str,
+) -> Result<Option<(String, String, DateTime<Utc>)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT i.uid, e.kind, e.at FROM ledger_events e JOIN instances i ON i.id = e.instance_id
+         WHERE e.uid = ?",
+    )
+    .bind(uid)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Every instance's events as replays see them (withdrawn ones left out), grouped by instance
+/// and within an instance in the order `ledger::events_for` returns them, with each event's uid
+/// and recorder: one query for the whole working copy (the team's conflict report).
+pub async fn replayed_events_all(
+    conn: &mut SqliteConnection,
+) -> Result<Vec<ReplayedEvent>, StoreError> {
+    Ok(sqlx::query_as::<_, ReplayedEvent>(
+        "SELECT * FROM ledger_events
+         WHERE NOT EXISTS (SELECT 1 FROM withdrawn_events w WHERE w.event_uid = ledger_events.uid)
+         ORDER BY instance_id, at, coalesce(recorded_by, ''), coalesce(origin_seq, id), uid",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// An event with its team identity, as [`replayed_events_all`] returns it.
+#[derive(Debug, Clone, FromRow)]
+pub struct ReplayedEvent {
+    #[sqlx(flatten)]
+    pub event: super::ledger::EventRow,
+    pub uid: String,
+    pub recorded_by: Option<String>,
+}

@@ -1,0 +1,200 @@
+//! Resolving a team conflict against a real PostgreSQL server (`testkit::postgres`): two laptops
+//! release one shared instance while offline; each is shown the refused release with the one
+//! standing in its place; a member keeps one (a new, shared record — the events stay untouched)
+//! and after a sync both laptops compute the same bill from the kept release with no conflict
+//! left; two members choosing opposite ways before syncing end with the earlier choice on both.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
+use leasehold_core::ssh::Secret;
+use leasehold_core::store::Store;
+use leasehold_core::team::{self, ConnectRequest, TeamError};
+use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
+use rust_decimal::Decimal;
+
+fn h(hours: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).unwrap() + Duration::hours(hours)
+}
+
+struct Laptop {
+    _dir: tempfile::TempDir,
+    store: Store,
+}
+
+async fn laptop(url: &str, member: &str) -> Laptop {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("ledger.sqlite3"))
+        .await
+        .expect("open the laptop's database");
+    let request = ConnectRequest {
+        url: url.to_owned(),
+        member: member.to_owned(),
+        team: "lab".to_owned(),
+        password: Some(Secret::new(PG_PASSWORD)),
+    };
+    team::connect(&store, request, h(0))
+        .await
+        .unwrap_or_else(|err| panic!("{member} joins the team: {err}"));
+    Laptop { _dir: dir, store }
+}
+
+async fn sync(laptop: &Laptop) -> team::SyncReport {
+    team::sync(&laptop.store, h(100))
+        .await
+        .unwrap_or_else(|err| panic!("sync: {err}"))
+}
+
+async fn bill(store: &Store) -> Decimal {
+    let all = ledger::list(store, h(100)).await.expect("list");
+    assert_eq!(all.len(), 1, "one shared instance");
+    all[0].total
+}
+
+async fn event_count(store: &Store) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM ledger_events")
+        .fetch_one(store.pool())
+        .await
+        .expect("count events")
+}
+
+/// Alice creates the shared A100 (10 an hour from h(0)); both release it while offline, Alice at
+/// h(2), Bob at h(3); everyone syncs.
+async fn two_releases(pg: &TestPostgres) -> (Laptop, Laptop) {
+    // Syncs after `connect` read the password as libpq would (no keychain here).
+    std::env::set_var("PGPASSWORD", PG_PASSWORD);
+    let (alice, bob) = (
+        laptop(&pg.url(), "alice").await,
+        laptop(&pg.url(), "bob").await,
+    );
+    let rental = NewInstance {
+        name: "shared".to_owned(),
+        provider: "autodl".to_owned(),
+        region: None,
+        gpu_model: "A100".to_owned(),
+        currency: "CNY".to_owned(),
+        notes: None,
+        planned_hours: None,
+        budget: None,
+        rules: BillingRules::simple("10".parse().unwrap(), 1),
+    };
+    ledger::add_instance(&alice.store, &rental, h(0))
+        .await
+        .expect("add");
+    sync(&alice).await;
+    sync(&bob).await;
+    ledger::record(&alice.store, "shared", PowerAction::Release, h(2))
+        .await
+        .expect("alice releases");
+    ledger::record(&bob.store, "shared", PowerAction::Release, h(3))
+        .await
+        .expect("bob releases");
+    sync(&alice).await;
+    sync(&bob).await;
+    sync(&alice).await;
+    (alice, bob)
+}
+
+#[tokio::test]
+async fn keeping_the_later_release_is_shared_and_both_laptops_bill_until_it() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = two_releases(&pg).await;
+
+    let shown = team::conflicts::conflicts(&alice.store)
+        .await
+        .expect("conflicts");
+    assert_eq!(
+        shown.len(),
+        1,
+        "Alice is shown the second release: {shown:?}"
+    );
+    let conflict = &shown[0];
+    assert_eq!(conflict.member, "bob");
+    assert_eq!(conflict.at, Some(h(3)));
+    let standing = conflict
+        .standing
+        .as_ref()
+        .expect("the release in the bill is named");
+    assert_eq!(standing.member, "alice");
+    assert_eq!(standing.event_kind, "released");
+    assert_eq!(standing.at, h(2));
+    assert_eq!(
+        bill(&alice.store).await,
+        Decimal::from(20),
+        "billed until Alice's release"
+    );
+
+    // Bob knows he released it at h(3): he keeps his.
+    let bobs = conflict.event_uid.clone().expect("the refused event's uid");
+    let left = team::conflicts::resolve(&bob.store, &bobs, &bobs, h(101))
+        .await
+        .expect("resolve");
+    assert!(left.is_empty(), "settled on Bob's laptop at once: {left:?}");
+    assert_eq!(
+        bill(&bob.store).await,
+        Decimal::from(30),
+        "billed until Bob's release"
+    );
+
+    let again = team::conflicts::resolve(&bob.store, &bobs, &bobs, h(102)).await;
+    assert!(
+        matches!(again, Err(TeamError::ConflictGone)),
+        "a settled conflict cannot be settled twice: {again:?}"
+    );
+
+    let bob_report = sync(&bob).await;
+    let alice_report = sync(&alice).await;
+    assert!(
+        bob_report.conflicts.is_empty(),
+        "{:?}",
+        bob_report.conflicts
+    );
+    assert!(
+        alice_report.conflicts.is_empty(),
+        "Bob's choice reached Alice: {:?}",
+        alice_report.conflicts
+    );
+    assert_eq!(bill(&alice.store).await, Decimal::from(30));
+    assert_eq!(bill(&alice.store).await, bill(&bob.store).await, "one bill");
+    for store in [&alice.store, &bob.store] {
+        assert_eq!(
+            event_count(store).await,
+            3,
+            "both releases stay in the ledger; only the replay leaves one out"
+        );
+    }
+}
+
+#[tokio::test]
+async fn opposite_choices_made_offline_settle_on_the_earlier_one_everywhere() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = two_releases(&pg).await;
+    let conflict = team::conflicts::conflicts(&alice.store)
+        .await
+        .expect("conflicts")[0]
+        .clone();
+    let bobs = conflict.event_uid.clone().expect("refused uid");
+    let alices = conflict.standing.clone().expect("standing").event_uid;
+
+    // Each keeps their own, before either syncs; Alice decided first.
+    team::conflicts::resolve(&alice.store, &bobs, &alices, h(101))
+        .await
+        .expect("alice resolves");
+    team::conflicts::resolve(&bob.store, &bobs, &bobs, h(102))
+        .await
+        .expect("bob resolves");
+    sync(&alice).await;
+    sync(&bob).await;
+    let alice_report = sync(&alice).await;
+    assert!(
+        alice_report.conflicts.is_empty(),
+        "{:?}",
+        alice_report.conflicts
+    );
+    assert!(sync(&bob).await.conflicts.is_empty());
+    assert_eq!(
+        bill(&alice.store).await,
+        Decimal::from(20),
+        "the earlier choice (Alice's release) stands"
+    );
+    assert_eq!(bill(&bob.store).await, Decimal::from(20), "on both laptops");
+}
