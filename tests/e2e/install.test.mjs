@@ -1,8 +1,9 @@
 // Install against a real sshd on 127.0.0.1: connect with a key, open Install, run the pip recipe
 // (a real download from the package index this machine reaches), follow its progress and live
 // log to the end, see the job on the instance page, run a per-GPU job while the link to the host
-// is cut and restored (the page re-attaches and every line arrives once), and run pip again (it
-// skips). The app reaches sshd through a relay that can cut the link. Screenshots in English and
+// is cut and restored (the page re-attaches and every line arrives once), close the app mid-job
+// and start it again (the Install page re-attaches by itself, the log whole), and run pip again
+// (it skips). The app reaches sshd through a relay that can cut the link. Screenshots in English and
 // Chinese.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -138,6 +139,41 @@ describe('install', () => {
     }
     assert.ok(link.connections > 0, 'the app reconnected through the restored link')
     await screenshot(s, 'en/54-install-after-cut')
+  })
+
+  it('en: a job outlives the app; after a restart the Install page re-attaches by itself and the log is whole', async () => {
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.click('[data-testid="instance-install"]')
+    await s.click('[data-testid="recipe-per-gpu"]')
+    await s.waitFor('[data-testid="install-options"]')
+    await s.type('[data-testid="option-command"]', 'for i in $(seq 1 60); do echo "step $i on {gpu}"; sleep 0.2; done')
+    await s.type('[data-testid="option-gpus"]', '0')
+    await s.click('[data-testid="install-run"]')
+    await waitFor(async () => (await s.text('[data-testid="job-log"]')).includes('step 3 on 0'), {
+      timeoutMs: 60_000,
+      what: 'the job to print its first lines',
+    })
+    // The app goes away mid-job (closed, crashed, laptop restarted); the job goes on.
+    await app.close()
+    await new Promise((resolve) => setTimeout(resolve, 2_000))
+    app = await launchApp({ profile, language: 'en_US' })
+    s = app.session
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.click('[data-testid="instance-install"]')
+    await s.waitFor('[data-testid="job-follow"]', { timeoutMs: 60_000 })
+    await waitFor(async () => (await (await s.find('[data-testid="job-follow"]')).attribute('data-state')) !== 'running', {
+      timeoutMs: 90_000,
+      what: 'the re-attached job to end',
+    })
+    const log = await s.text('[data-testid="job-log"]')
+    assert.equal(await (await s.find('[data-testid="job-follow"]')).attribute('data-state'), 'succeeded', log)
+    for (let i = 1; i <= 60; i += 1) {
+      const line = `[gpu 0] step ${i} on 0`
+      assert.equal(log.split('\n').filter((l) => l === line).length, 1, `exactly once after the restart: ${line}`)
+    }
+    await screenshot(s, 'en/55-install-after-restart')
   })
 
   it('zh-CN: a second run skips what is installed', async () => {
