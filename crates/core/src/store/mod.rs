@@ -61,8 +61,12 @@ impl Store {
             .filename(path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal);
+        // A desktop app's database: connections stay open for the app's life instead of being
+        // closed when idle and replaced every half hour (each reopen rebuilds its page cache).
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
+            .idle_timeout(None)
+            .max_lifetime(None)
             .connect_with(Self::tuned(options))
             .await
             .map_err(|source| StoreError::Open {
