@@ -75,7 +75,7 @@ describe('team mode', () => {
     secrets = await startSecretService()
     laptop('bob', 'team', 'connect', '--url', pg.url, '--member', 'bob', '--team', 'lab', '--password-env', 'TEAM_PW')
     const started = at(60 * MINUTE)
-    laptop('bob', 'instance', 'add', 'bob-a100', '--gpu', 'A100', '--count', '2', '--price', '12', '--currency', 'CNY', '--at', started)
+    laptop('bob', 'instance', 'add', 'bob-a100', '--gpu', 'A100', '--count', '2', '--price', '12', '--currency', 'CNY', '--project', 'llm-finetune', '--at', started)
     laptop('bob', 'instance', 'start', 'bob-a100', '--at', started)
     laptop('bob', 'team', 'sync')
     // The app gets the keychain and nothing else: no PGPASSWORD, no ~/.pgpass.
@@ -143,6 +143,7 @@ describe('team mode', () => {
     const month = await s.text('[data-testid="team-month"]')
     assert.match(month, /bob/)
     assert.match(month, /A100/)
+    assert.match(month, /llm-finetune/, 'the spend by project')
     const alert = await s.waitFor('[data-testid="team-left-running-row"]', { timeoutMs: 30_000 })
     const alertText = await alert.text()
     assert.match(alertText, /bob-a100/)
