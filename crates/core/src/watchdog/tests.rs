@@ -136,10 +136,14 @@ impl Rig {
     }
 
     /// Wait for the power-off stand-in's call, up to `limit`.
+    /// True once the stand-in was called and the script has logged how the call ended (the call
+    /// lands in `calls` a moment before the script writes its verdict).
     fn wait_for_power_off(&self, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
-            if self.calls().contains("off") {
+            let outcome_logged = !self.decisions("powered_off").is_empty()
+                || !self.decisions("power_off_failed").is_empty();
+            if self.calls().contains("off") && outcome_logged {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(100));
