@@ -5,22 +5,11 @@ import { execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
+import { freePort } from './net.mjs'
 import { Session, waitFor } from './webdriver.mjs'
 
 export const BINARY = process.env.LEASEHOLD_APP_BIN
 export const SCREENSHOT_DIR = process.env.LEASEHOLD_SCREENSHOT_DIR
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 function portAnswers(port) {
   return new Promise((resolve) => {

@@ -4,9 +4,9 @@
 // run as root (PostgreSQL refuses root). `stop()` ends it and removes the folder.
 import { execFileSync, spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { freePort } from './net.mjs'
 import { waitFor } from './webdriver.mjs'
 
 export const PG_USER = 'leasehold'
@@ -20,18 +20,6 @@ function binDir() {
     .sort((a, b) => Number(a) - Number(b))
   if (versions.length === 0) throw new Error('PostgreSQL is not installed (make deps installs it)')
   return path.join(root, versions.at(-1), 'bin')
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 const asRoot = process.getuid?.() === 0

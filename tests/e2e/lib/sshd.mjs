@@ -5,10 +5,10 @@
 // Needs root, as CI runs.
 import { execFileSync, spawn } from 'node:child_process'
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from './net.mjs'
 import { waitFor } from './webdriver.mjs'
 
 const SSHD = '/usr/sbin/sshd'
@@ -16,18 +16,6 @@ const SFTP_SERVER = '/usr/lib/openssh/sftp-server'
 /** The login user of the GUI tests' host; the Rust tests use their own (lh-sshtest). */
 export const E2E_USER = 'lh-e2e'
 const FAKE_HOSTS = fileURLToPath(new URL('../../fake-gpu-hosts', import.meta.url))
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 /** Every process below `root`, from /proc (children before the listener is gone). */
 function descendants(root) {
@@ -92,9 +80,11 @@ function installFakeGpu(home, profile) {
 
 /**
  * Start sshd. Returns the `ssh …` command a provider would hand out, the client key the host
- * trusts, the host key's public line, and `stop()`.
+ * trusts, the host key's public line, and `stop()`. `pathFirst`: a folder sshd puts first on
+ * every session's PATH (where a stand-in installer may put its command, as root's installers use
+ * /usr/local/bin).
  */
-export async function startSshd({ fakeGpuProfile = null } = {}) {
+export async function startSshd({ fakeGpuProfile = null, pathFirst = null } = {}) {
   const home = ensureUser()
   if (fakeGpuProfile) installFakeGpu(home, fakeGpuProfile)
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lh-e2e-sshd-'))
@@ -128,6 +118,7 @@ export async function startSshd({ fakeGpuProfile = null } = {}) {
       'PrintMotd no',
       'PrintLastLog no',
       'LogLevel VERBOSE',
+      ...(pathFirst ? [`SetEnv PATH=${pathFirst}:/usr/local/bin:/usr/bin:/bin`] : []),
       '',
     ].join('\n'),
   )

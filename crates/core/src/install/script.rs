@@ -24,11 +24,15 @@ lh_turbo() {
     ( . /etc/network_turbo >/dev/null 2>&1; "$@" )
   else "$@"; fi
 }
-# Resumable download to $2: a partial file is continued, a finished one is kept.
+# Resumable download of $1 to $2: a partial file of the same URL is continued, a finished one
+# of the same URL is kept; another URL's file (a changed mirror or installer option) is fetched
+# anew, never reused or resumed into. $2.url / $2.part.url say which URL each came from.
 lh_download() {
   local url=$1 dest=$2
-  if [ -s "$dest" ]; then lh_skip "already downloaded: $dest"; return 0; fi
+  if [ -s "$dest" ] && [ "$(cat "$dest.url" 2>/dev/null)" = "$url" ]; then lh_skip "already downloaded: $dest"; return 0; fi
   mkdir -p "$(dirname "$dest")" || return 1
+  [ "$(cat "$dest.part.url" 2>/dev/null)" = "$url" ] || rm -f "$dest.part"
+  printf '%s\n' "$url" > "$dest.part.url" || return 1
   if lh_have curl; then
     curl -fL --retry 5 --retry-delay 2 -C - -o "$dest.part" "$url" || return 1
   elif lh_have wget; then
@@ -36,7 +40,7 @@ lh_download() {
   else
     lh_fail install.no_downloader "neither curl nor wget is installed"
   fi
-  mv -f "$dest.part" "$dest"
+  mv -f "$dest.part" "$dest" && mv -f "$dest.part.url" "$dest.url"
 }
 lh_in_container() {
   [ -f /.dockerenv ] || [ -f /run/.containerenv ] || [ -n "${container:-}" ] && return 0

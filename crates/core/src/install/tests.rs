@@ -704,6 +704,11 @@ fn miniconda_resumes_its_download_from_a_local_server_installs_and_skips_the_sec
     std::fs::create_dir_all(&downloads).expect("downloads");
     let file = downloads.join(format!("Miniconda3-latest-Linux-{}.sh", arch.trim()));
     std::fs::write(file.with_extension("sh.part"), &installer[..1000]).expect("partial");
+    std::fs::write(
+        file.with_extension("sh.part.url"),
+        format!("{}\n", server.url("/Miniconda3.sh")),
+    )
+    .expect("partial's URL");
     let text = script(
         Recipe::Miniconda,
         &options(
@@ -747,6 +752,65 @@ fn miniconda_resumes_its_download_from_a_local_server_installs_and_skips_the_sec
         "conda, init and env all skipped: {out}"
     );
     assert_eq!(server.seen().len(), 1, "nothing downloaded the second time");
+}
+
+/// A finished or partial download is kept only for the URL it came from: after the installer
+/// option changes, the old file is neither reused nor resumed into.
+#[test]
+fn a_download_is_reused_or_resumed_only_for_the_same_url() {
+    let first: Vec<u8> = (0..4000u32).map(|i| (i % 251) as u8).collect();
+    let second: Vec<u8> = first.iter().rev().copied().collect();
+    let server = Downloads::serve(vec![("/a", first.clone()), ("/b", second.clone())]);
+    let sandbox = Sandbox::new();
+    let dest = sandbox.home().join("file.bin");
+    let fetch = |url: &str| {
+        format!(
+            "{}\nlh_download {} {}",
+            super::script::PRELUDE,
+            crate::shell::quote(url),
+            crate::shell::quote(&dest.display().to_string())
+        )
+    };
+    let (code, out) = sandbox.run(&fetch(&server.url("/a")), &[]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = sandbox.run(&fetch(&server.url("/a")), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        markers(&out, "skip").len(),
+        1,
+        "the same URL is kept: {out}"
+    );
+    let (code, out) = sandbox.run(&fetch(&server.url("/b")), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read(&dest).expect("file"),
+        second,
+        "another URL is fetched anew"
+    );
+    // A partial download of /a is not continued with /b's bytes.
+    std::fs::remove_file(&dest).expect("rm");
+    std::fs::write(dest.with_extension("bin.part"), &first[..1000]).expect("partial");
+    std::fs::write(
+        dest.with_extension("bin.part.url"),
+        format!("{}\n", server.url("/a")),
+    )
+    .expect("partial's URL");
+    let (code, out) = sandbox.run(&fetch(&server.url("/b")), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read(&dest).expect("file"),
+        second,
+        "whole, from its start"
+    );
+    assert_eq!(
+        server.seen(),
+        vec![
+            ("/a".to_owned(), 0),
+            ("/b".to_owned(), 0),
+            ("/b".to_owned(), 0)
+        ],
+        "each URL fetched from byte 0; the unchanged one not again"
+    );
 }
 
 #[test]
