@@ -122,6 +122,8 @@ app_commands![
     backup::release_bill,
     team::team_resolve_conflict,
     team::team_set_budget,
+    team::instance_project,
+    team::instance_set_project,
     monitor::monitor_language,
 ];
 

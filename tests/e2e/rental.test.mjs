@@ -105,6 +105,15 @@ describe('a rental from first record to final bill', () => {
     await s.waitFor('[data-testid="cost-chart"] canvas')
     await screenshot(s, 'zh-CN/10-instance-running')
 
+    // The project it is rented for, changed in place (team mode sums spend by project).
+    assert.equal(await s.text('[data-testid="project-name"]'), '未设项目')
+    await s.click('[data-testid="project-edit"]')
+    await s.type('[data-testid="project-input"]', '视觉组')
+    await screenshot(s, 'zh-CN/10b-instance-project')
+    await s.click('[data-testid="project-save"]')
+    await waitFor(async () => (await s.findAll('[data-testid="project-name"]')).length > 0, { what: 'the saved project' })
+    assert.equal(await s.text('[data-testid="project-name"]'), '视觉组')
+
     await goTo(s, 'rentals')
     const card = `[data-testid="rental-card"][data-name="${NAME}"]`
     const cost = await s.text(`${card} [data-testid="live-cost"]`)
@@ -144,6 +153,7 @@ describe('a rental from first record to final bill', () => {
     await screenshot(s, 'en/11-rentals-active')
     await s.click(`[data-testid="rental-card"][data-name="${NAME}"]`)
     await s.waitFor('[data-testid="cost-chart"] canvas')
+    assert.equal(await s.text('[data-testid="project-name"]'), '视觉组', 'the project was kept')
     await screenshot(s, 'en/10-instance-running')
 
     await goTo(s, 'new-rental')

@@ -40,6 +40,9 @@ pub enum InstanceCommand {
     Traffic(TrafficArgs),
     /// Set or clear the instance's budget (warnings at 50, 80 and 100 %).
     Budget(BudgetArgs),
+    /// Show, set or clear the project an instance is rented for (team mode sums the month's
+    /// spend by project; shared on the next sync).
+    Project(ProjectArgs),
     /// Every recorded instance with its state and cost so far.
     List(ListArgs),
     /// One instance: rules, timeline and bill.
@@ -130,6 +133,18 @@ pub struct BudgetArgs {
 }
 
 #[derive(Args)]
+pub struct ProjectArgs {
+    name: String,
+    /// The project's name; left out (and no --clear), the current one is shown.
+    project: Option<String>,
+    /// Say the instance belongs to no project.
+    #[arg(long, conflicts_with = "project")]
+    clear: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 pub struct ListArgs {
     /// Report as of this time (RFC 3339); default now.
     #[arg(long)]
@@ -157,6 +172,7 @@ pub fn run(db: &Path, command: &InstanceCommand) -> ExitCode {
         InstanceCommand::Rules(args) => change_rules(db, args),
         InstanceCommand::Traffic(args) => traffic(db, args),
         InstanceCommand::Budget(args) => budget(db, args),
+        InstanceCommand::Project(args) => project(db, args),
         InstanceCommand::List(args) => list(db, args),
         InstanceCommand::Show(args) => show(db, args),
     };
@@ -279,6 +295,41 @@ fn budget(db: &Path, args: &BudgetArgs) -> Result<ExitCode, ExitCode> {
         result
     })?;
     Ok(print_summary(&summary, args.json, "budget set"))
+}
+
+fn project(db: &Path, args: &ProjectArgs) -> Result<ExitCode, ExitCode> {
+    let wanted: Option<Option<&str>> = if args.clear {
+        Some(None)
+    } else {
+        args.project.as_deref().map(Some)
+    };
+    if let Some(Some(project)) = wanted {
+        team::link::check_name("project", project).map_err(|e| output::fail(&e))?;
+    }
+    let outcome = block_on(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = async {
+            if let Some(project) = wanted {
+                team::set_project(&store, &args.name, project).await?;
+            }
+            team::project_of(&store, &args.name).await
+        }
+        .await;
+        store.close().await;
+        Ok(result)
+    })?;
+    let project = outcome.map_err(|e| output::fail(&e))?;
+    if args.json {
+        return Ok(output::print_json(&serde_json::json!({
+            "instance": args.name,
+            "project": project,
+        })));
+    }
+    match project {
+        Some(project) => say!("{}: project {project}", args.name),
+        None => say!("{}: no project", args.name),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list(db: &Path, args: &ListArgs) -> Result<ExitCode, ExitCode> {

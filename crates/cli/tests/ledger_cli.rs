@@ -604,3 +604,39 @@ fn a_huge_price_is_refused_and_later_reports_still_work() {
     .success();
     assert_eq!(json(&cost)["total"], "60.00", "24 h × 2.5");
 }
+
+#[test]
+fn an_existing_instance_gets_shows_and_clears_its_project() {
+    let db = fresh_db();
+    add_4090(&db.path);
+    let shown = leasehold(&db.path, &["instance", "project", "box", "--json"]).success();
+    assert_eq!(
+        json(&shown),
+        serde_json::json!({"instance": "box", "project": null})
+    );
+    let set = leasehold(
+        &db.path,
+        &["instance", "project", "box", "视觉 vision", "--json"],
+    )
+    .success();
+    assert_eq!(json(&set)["project"], "视觉 vision");
+    leasehold(&db.path, &["instance", "project", "box"])
+        .success()
+        .stdout(contains("box: project 视觉 vision"));
+    let cleared = leasehold(
+        &db.path,
+        &["instance", "project", "box", "--clear", "--json"],
+    )
+    .success();
+    assert_eq!(json(&cleared)["project"], Value::Null);
+    leasehold(&db.path, &["instance", "project", "nope", "x"])
+        .failure()
+        .stderr(contains("nope"));
+    leasehold(&db.path, &["instance", "project", "box", "bad\nname"]).code(2);
+    let after = leasehold(&db.path, &["instance", "project", "box", "--json"]).success();
+    assert_eq!(
+        json(&after)["project"],
+        Value::Null,
+        "a refused name writes nothing"
+    );
+}

@@ -63,6 +63,28 @@ pub async fn team_set_budget(
     Ok(team::status(&state.store, state.now()).await?)
 }
 
+/// The project `instance` is rented for, if anyone said.
+#[tauri::command]
+#[tracing::instrument(skip(state), err(Debug))]
+pub async fn instance_project(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<Option<String>, ApiError> {
+    Ok(team::project_of(&state.store, &instance).await?)
+}
+
+/// Say which project `instance` is rented for (`None` clears it); answers it as saved.
+#[tauri::command]
+#[tracing::instrument(skip(state), err(Debug))]
+pub async fn instance_set_project(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    project: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    team::set_project(&state.store, &instance, project.as_deref()).await?;
+    Ok(team::project_of(&state.store, &instance).await?)
+}
+
 /// Keep `keep_uid` (the refused event or the one standing in its place) and withdraw the other;
 /// answers the conflicts left.
 #[tauri::command]

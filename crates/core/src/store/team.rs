@@ -662,6 +662,19 @@ pub async fn set_project(
     Ok(done.rows_affected() > 0)
 }
 
+/// The project of the instance called `name`: `None` when there is no such instance.
+pub async fn project_of(
+    conn: &mut SqliteConnection,
+    name: &str,
+) -> Result<Option<Option<String>>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT project FROM instances WHERE name = ?")
+            .bind(name)
+            .fetch_optional(conn)
+            .await?,
+    )
+}
+
 /// Each instance's project, by local id (instances without one are left out).
 pub async fn projects(conn: &mut SqliteConnection) -> Result<Vec<(i64, String)>, StoreError> {
     Ok(

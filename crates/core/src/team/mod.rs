@@ -319,6 +319,17 @@ pub async fn set_project(
     Ok(())
 }
 
+/// The project `instance` is rented for, if anyone said.
+pub async fn project_of(store: &Store, instance: &str) -> Result<Option<String>, TeamError> {
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    repo::project_of(&mut conn, instance).await?.ok_or_else(|| {
+        crate::billing::BillingError::UnknownInstance {
+            name: instance.to_owned(),
+        }
+        .into()
+    })
+}
+
 /// Members and budgets as the server lists them.
 async fn server_lists(
     server: &mut Server,

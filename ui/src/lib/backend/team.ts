@@ -39,3 +39,13 @@ export function teamResolveConflict(eventUid: string, keepUid: string): Promise<
 export function teamSetBudget(currency: string, amount: string): Promise<TeamStatus> {
   return call<TeamStatus>('team_set_budget', { currency, amount })
 }
+
+/** The project `instance` is rented for (null: none). */
+export function instanceProject(instance: string): Promise<string | null> {
+  return call<string | null>('instance_project', { instance })
+}
+
+/** Set or clear (null) the project of `instance`; answers it as saved. */
+export function instanceSetProject(instance: string, project: string | null): Promise<string | null> {
+  return call<string | null>('instance_set_project', { instance, project })
+}

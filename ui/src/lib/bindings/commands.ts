@@ -98,6 +98,8 @@ export const COMMANDS = [
   'release_bill',
   'team_resolve_conflict',
   'team_set_budget',
+  'instance_project',
+  'instance_set_project',
   'monitor_language',
 ] as const
 
