@@ -123,6 +123,8 @@ app_commands![
     team::team_resolve_conflict,
     team::team_set_budget,
     monitor::monitor_language,
+    team::team_set_alerts,
+    team::team_dismiss_reminder,
 ];
 
 pub fn run() {

@@ -1,5 +1,6 @@
 // Team mode (src-tauri/src/commands/team.rs): the shared ledger on PostgreSQL.
 import type { Conflict } from '../bindings/Conflict'
+import type { ReminderKind } from '../bindings/ReminderKind'
 import type { SyncReport } from '../bindings/SyncReport'
 import type { TeamLink } from '../bindings/TeamLink'
 import type { TeamStatus } from '../bindings/TeamStatus'
@@ -38,4 +39,15 @@ export function teamResolveConflict(eventUid: string, keepUid: string): Promise<
 /** Set the team's monthly budget in `currency`; answers the team status with it. */
 export function teamSetBudget(currency: string, amount: string): Promise<TeamStatus> {
   return call<TeamStatus>('team_set_budget', { currency, amount })
+}
+
+/** Name who is told about any member's instance left running, and after how many idle minutes
+ * (the instance's own member always is); answers the team status with them. */
+export function teamSetAlerts(recipients: string[], afterMinutes: number): Promise<TeamStatus> {
+  return call<TeamStatus>('team_set_alerts', { recipients, afterMinutes })
+}
+
+/** Close a team reminder (a team budget's threshold, a left-running alert) in the popup. */
+export function teamDismissReminder(kind: ReminderKind, occurrence: string): Promise<void> {
+  return call<void>('team_dismiss_reminder', { kind, occurrence })
 }

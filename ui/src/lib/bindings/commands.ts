@@ -99,6 +99,8 @@ export const COMMANDS = [
   'team_resolve_conflict',
   'team_set_budget',
   'monitor_language',
+  'team_set_alerts',
+  'team_dismiss_reminder',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
