@@ -125,6 +125,8 @@ app_commands![
     team::instance_project,
     team::instance_set_project,
     monitor::monitor_language,
+    team::team_set_alerts,
+    team::team_dismiss_reminder,
 ];
 
 pub fn run() {

@@ -166,8 +166,10 @@ async fn tick_once(
 ) -> Result<(), leasehold_core::ApiError> {
     let (rules, due) = remind::due_observed(&state.store, now).await?;
     let tick = schedule::tick(&state.store, &due, &rules, now, &chrono::Local).await?;
+    let mut open = tick.open;
+    open.extend(team_reminders(app, state, &rules, now).await);
     board.set(Board {
-        open: tick.open,
+        open,
         quiet: tick.quiet,
         checked_at: Some(now),
     });
@@ -181,24 +183,27 @@ async fn tick_once(
     if !tick.fired.is_empty() {
         send_webhooks(state.store.clone(), tick.fired, now);
     }
-    team_budgets(app, state, &rules, now).await;
     tray::refresh(app, state, board, now).await;
     Ok(())
 }
 
-/// The team budgets' 50/80/100 % reminders (core `remind::team`), told to this member through the
-/// desktop and the webhooks; a failure only skips them this tick.
-async fn team_budgets(
+/// The team reminders (core `remind::team`: the team budgets' 50/80/100 % and the left-running
+/// alerts), told to this member through the desktop and the webhooks; answers the ones open in
+/// the popup. A failure only skips them this tick.
+async fn team_reminders(
     app: &AppHandle,
     state: &AppState,
     rules: &remind::ReminderRules,
     now: DateTime<Utc>,
-) {
-    let fired = match remind::team::due_in_store(&state.store, now).await {
-        Ok(due) => remind::team::tick(&state.store, &due, rules, now, &chrono::Local).await,
-        Err(err) => Err(err),
+) -> Vec<Reminder> {
+    let due = match remind::team::due_in_store(&state.store, now).await {
+        Ok(due) => due,
+        Err(err) => {
+            tracing::warn!(%err, "team reminders not checked");
+            return Vec::new();
+        }
     };
-    match fired {
+    match remind::team::tick(&state.store, &due, rules, now, &chrono::Local).await {
         Ok(fired) if !fired.is_empty() => {
             for reminder in &fired {
                 tracing::info!(team = %reminder.instance, kind = reminder.kind.as_str(), "team reminder fired");
@@ -207,8 +212,14 @@ async fn team_budgets(
             send_webhooks(state.store.clone(), fired, now);
         }
         Ok(_) => {}
-        Err(err) => tracing::warn!(%err, "team budget reminders not checked"),
+        Err(err) => tracing::warn!(%err, "team reminders not recorded"),
     }
+    remind::team::open(&state.store, &due)
+        .await
+        .unwrap_or_else(|err| {
+            tracing::warn!(%err, "open team reminders not read");
+            Vec::new()
+        })
 }
 
 /// A desktop notification; where the desktop has no notification service (a bare X server),

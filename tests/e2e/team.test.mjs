@@ -5,7 +5,10 @@
 // into the form (it lands in the keychain; the app never sees PGPASSWORD), and the Team page shows
 // the members, Bob's running instance with its burn rate, the month's spend and, once this laptop's
 // monitor history says its GPUs sat idle for 45 minutes, the "left running" alert; a team budget set
-// in the page reaches Bob's CLI and fires the app's team reminder. Then Bob and Carol (a third
+// in the page reaches Bob's CLI and fires the app's team reminder, which the popup lists under the
+// team's name with a way to the Team page. Alice then names herself to be told about any member's
+// instance left running (after 40 idle minutes): Bob's CLI sees the setting, and the app raises a
+// team "left running" reminder for Bob's idle A100. Then Bob and Carol (a third
 // laptop) both record the release of one shared instance while apart: the Team page shows the
 // conflict with both sides, "Keep carol's" settles it, and Bob's next sync bills Carol's release.
 // Screenshots in English and Chinese.
@@ -40,7 +43,7 @@ c = sqlite3.connect(sys.argv[1], timeout=30)
 (iid,) = c.execute('SELECT id FROM instances WHERE name = ?', (sys.argv[2],)).fetchone()
 for minute in sys.argv[3:]:
     for gpu in (0, 1):
-        c.execute('INSERT INTO gpu_minutes (instance_id, gpu_index, minute, samples, utilization_avg, '
+        c.execute('INSERT OR IGNORE INTO gpu_minutes (instance_id, gpu_index, minute, samples, utilization_avg, '
                   'utilization_max, memory_used_max_mib, memory_total_mib) VALUES (?, ?, ?, 12, 0.0, 0, 512, 81920)',
                   (iid, gpu, minute))
 c.commit()`,
@@ -169,6 +172,55 @@ describe('team mode', () => {
     )
   })
 
+  it('lists team reminders in the popup and tells the members the team names about an instance left running', async () => {
+    const budgetReminder = '[data-testid="reminder"][data-scope="team"][data-kind="budget_50"]'
+    const leftRunning = '[data-testid="reminder"][data-scope="team"][data-kind="gpu_idle"]'
+    await goTo(s, 'settings')
+    await s.waitFor(budgetReminder, { timeoutMs: 90_000 })
+    const budgetText = await s.text(budgetReminder)
+    assert.match(budgetText, /Team lab/, 'the team is named')
+    assert.match(budgetText, /50 % used/)
+    await s.click(`${budgetReminder} [data-testid="reminder-open-team"]`)
+    await waitFor(async () => (await s.text('[data-testid="page-title"]')) === 'Team', { what: 'the Team page' })
+
+    // Nobody named yet: only an instance's own member is told, and Alice is not bob-a100's.
+    const summary = '[data-testid="team-alerts-summary"]'
+    assert.match(await s.text(summary), /Each instance's own member is told after 30 idle minutes/)
+    assert.match(await s.text(summary), /This is the default; any member can change it/)
+    assert.equal((await s.findAll(leftRunning)).length, 0, 'no team alert for Alice yet')
+
+    // The monitor goes on seeing bob-a100 idle (the stretch that began in the last test).
+    const now = Date.now()
+    recordIdleMinutes(db, 'bob-a100', Array.from({ length: 45 }, (_, i) => minuteText(now - (44 - i) * MINUTE)))
+    await s.scrollTo('[data-testid="team-alerts"]')
+    await s.type('[data-testid="team-alerts-minutes"]', '2')
+    await s.click('[data-testid="team-alerts-save"]')
+    assert.match(await (await s.waitFor('[data-testid="team-alerts-error"]')).text(), /between 5 and 1440/)
+    await s.click('[data-testid="team-alerts-member"][data-member="alice"]')
+    await s.type('[data-testid="team-alerts-minutes"]', '40')
+    await s.click('[data-testid="team-alerts-save"]')
+    await waitFor(async () => /own member and alice are told after 40 idle minutes\. Set by alice/.test(await s.text(summary)), {
+      what: 'the saved alert setting',
+    })
+    laptop('bob', 'team', 'sync')
+    const bobs = JSON.parse(laptop('bob', 'team', 'status', '--json'))
+    assert.deepEqual(bobs.alerts, { recipients: ['alice'], after_minutes: 40, set_by: 'alice' }, 'the team shares it')
+
+    await s.waitFor(leftRunning, { timeoutMs: 90_000 })
+    const alertText = await s.text(leftRunning)
+    assert.match(alertText, /bob left bob-a100 running/)
+    assert.match(alertText, /Team lab/)
+    assert.match(alertText, /idle for 4\d min/)
+    await s.scrollTo('[data-testid="team-left-running"]')
+    await screenshot(s, 'en/63-team-alerts')
+
+    // Closed, a team reminder stays closed.
+    await s.click(`${budgetReminder} [data-testid="reminder-dismiss"]`)
+    await s.waitGone(budgetReminder)
+    await new Promise((resolve) => setTimeout(resolve, 35_000))
+    assert.equal((await s.findAll(budgetReminder)).length, 0, 'the next tick does not bring it back')
+  })
+
   it('shows the same team page in Chinese', async () => {
     await switchLanguage(s, 'zh-CN')
     await s.scrollTo('[data-testid="team-settings"]')
@@ -176,6 +228,10 @@ describe('team mode', () => {
     await goTo(s, 'team')
     await s.waitFor('[data-testid="team-running-row"]', { timeoutMs: 30_000 })
     await waitFor(async () => (await s.text('[data-testid="page-title"]')) === '团队', { what: 'Team page in Chinese' })
+    assert.match(await s.text('[data-testid="team-alerts-summary"]'), /空闲 40 分钟后，提醒实例所属的成员以及 alice。\s*由 alice 设置。/)
+    assert.match(await s.text('[data-testid="reminder"][data-scope="team"][data-kind="gpu_idle"]'), /bob 的 bob-a100 还开着/)
+    await s.scrollTo('[data-testid="team-left-running"]')
+    await screenshot(s, 'zh-CN/63-team-alerts')
     assert.match(await s.text('[data-testid="team-running"]'), /正在运行/)
     assert.match(await s.text('[data-testid="team-left-running-row"]'), /45 分钟/)
     // The same idle minutes raise this laptop's own idle reminder for the instance; dismissed, it

@@ -38,6 +38,19 @@ pub enum TeamCommand {
         #[arg(long)]
         currency: String,
     },
+    /// Who is told about any member's instance left running (idle GPUs while it bills), and
+    /// after how many idle minutes. The instance's own member is always told. Without options:
+    /// show the current setting.
+    Alerts {
+        /// Members to tell, comma-separated (an empty value: only each instance's own member).
+        #[arg(long, value_name = "NAME[,NAME…]", value_delimiter = ',')]
+        to: Option<Vec<String>>,
+        /// Idle minutes before an instance counts as left running (5–1440; default 30).
+        #[arg(long, value_name = "N")]
+        after_minutes: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Unlink this database and forget the kept password; the ledger stays.
     Disconnect {
         #[arg(long)]
@@ -109,6 +122,11 @@ pub fn run(db: &Path, command: &TeamCommand) -> ExitCode {
         TeamCommand::Sync { json } => sync(db, *json),
         TeamCommand::Status { json } => status(db, *json),
         TeamCommand::Budget { amount, currency } => budget(db, amount, currency),
+        TeamCommand::Alerts {
+            to,
+            after_minutes,
+            json,
+        } => alerts(db, to.as_deref(), *after_minutes, *json),
         TeamCommand::Disconnect { json } => disconnect(db, *json),
     };
     outcome.unwrap_or_else(|code| code)
@@ -194,9 +212,60 @@ fn status(db: &Path, json: bool) -> Result<ExitCode, ExitCode> {
     for line in &status.month_to_date.total {
         say!("  month to date: {} {}", line.amount, line.currency);
     }
+    for alert in &status.left_running {
+        say!(
+            "  left running: {} ({}) idle {} min, {} {}/h",
+            alert.instance,
+            alert.member,
+            alert.idle_minutes,
+            alert.currency,
+            alert.burn_rate_per_hour
+        );
+    }
     for conflict in &status.conflicts {
         say!("  conflict: {}", conflict.message);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn alerts(
+    db: &Path,
+    to: Option<&[String]>,
+    after_minutes: Option<u32>,
+    json: bool,
+) -> Result<ExitCode, ExitCode> {
+    let settings = run_async(async {
+        let store = open_linked_db(db).await?;
+        let result = if to.is_none() && after_minutes.is_none() {
+            team::alerts::settings(&store).await
+        } else {
+            let current = team::alerts::settings(&store).await?;
+            let recipients = to.map_or(current.recipients, <[String]>::to_vec);
+            team::alerts::set(
+                &store,
+                &recipients,
+                after_minutes.unwrap_or(current.after_minutes),
+            )
+            .await
+        };
+        store.close().await;
+        result
+    })?;
+    if json {
+        return Ok(output::print_json(&settings));
+    }
+    let told = if settings.recipients.is_empty() {
+        "each instance's own member only".to_owned()
+    } else {
+        format!(
+            "each instance's own member and {}",
+            settings.recipients.join(", ")
+        )
+    };
+    say!(
+        "left-running alerts after {} idle minutes go to {told}",
+        settings.after_minutes
+    );
     Ok(ExitCode::SUCCESS)
 }
 

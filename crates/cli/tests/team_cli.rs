@@ -252,3 +252,78 @@ fn file_contains(db: &Path, needle: &str) -> bool {
             .is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
     })
 }
+
+#[test]
+fn team_alerts_names_who_is_told_and_status_shows_it_to_every_member() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop(), laptop());
+    connect(&alice, &pg, "alice");
+    connect(&bob, &pg, "bob");
+    let shown = leasehold(&bob, &["team", "alerts", "--json"])
+        .output()
+        .expect("run alerts");
+    let shown = json(&shown);
+    assert_eq!(shown["recipients"], Value::Array(Vec::new()), "{shown}");
+    assert_eq!(shown["after_minutes"], 30, "the default");
+    assert_eq!(shown["set_by"], Value::Null);
+
+    leasehold(&alice, &["team", "alerts", "--to", "nobody"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .assert()
+        .code(2)
+        .stderr(contains("nobody is not a member"));
+    leasehold(&alice, &["team", "alerts", "--after-minutes", "1"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .assert()
+        .code(2)
+        .stderr(contains("between 5 and 1440"));
+    let set = leasehold(
+        &alice,
+        &[
+            "team",
+            "alerts",
+            "--to",
+            "alice,bob",
+            "--after-minutes",
+            "45",
+            "--json",
+        ],
+    )
+    .env("PGPASSWORD", PG_PASSWORD)
+    .output()
+    .expect("run alerts");
+    let set = json(&set);
+    assert_eq!(set["recipients"], serde_json::json!(["alice", "bob"]));
+    assert_eq!(set["set_by"], "alice");
+
+    leasehold(&bob, &["team", "sync"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .assert()
+        .success();
+    let status = leasehold(&bob, &["team", "status", "--json"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .output()
+        .expect("run status");
+    let status = json(&status);
+    assert_eq!(status["alerts"]["after_minutes"], 45, "{status}");
+    assert_eq!(
+        status["alerts"]["recipients"],
+        serde_json::json!(["alice", "bob"])
+    );
+    assert!(status["left_running"].is_array());
+    for kept in [
+        "members",
+        "running",
+        "month_to_date",
+        "budgets",
+        "conflicts",
+    ] {
+        assert!(status.get(kept).is_some(), "{kept} is still there");
+    }
+    leasehold(&bob, &["team", "alerts"])
+        .assert()
+        .success()
+        .stdout(contains(
+            "after 45 idle minutes go to each instance's own member and alice, bob",
+        ));
+}

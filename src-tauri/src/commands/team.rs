@@ -97,6 +97,34 @@ pub async fn team_resolve_conflict(
     Ok(team::conflicts::resolve(&state.store, &event_uid, &keep_uid, state.now()).await?)
 }
 
+/// Name who is told about any member's instance left running, and after how many idle minutes
+/// (the instance's own member always is); answers the team status with them.
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_set_alerts(
+    state: tauri::State<'_, AppState>,
+    recipients: Vec<String>,
+    after_minutes: u32,
+) -> Result<TeamStatus, ApiError> {
+    team::alerts::set(&state.store, &recipients, after_minutes).await?;
+    Ok(team::status(&state.store, state.now()).await?)
+}
+
+/// Close a team reminder (a team budget's threshold, a left-running alert) in the popup.
+#[tauri::command]
+#[tracing::instrument(skip(state, board), err(Debug))]
+pub async fn team_dismiss_reminder(
+    state: tauri::State<'_, AppState>,
+    board: tauri::State<'_, crate::reminders::ReminderBoard>,
+    kind: leasehold_core::remind::ReminderKind,
+    occurrence: String,
+) -> Result<(), ApiError> {
+    leasehold_core::remind::team::dismiss(&state.store, kind, &occurrence, state.now()).await?;
+    board.forget(0, kind);
+    board.wake();
+    Ok(())
+}
+
 #[tauri::command]
 #[tracing::instrument(skip_all, err(Debug))]
 pub async fn team_disconnect(

@@ -26,6 +26,15 @@ pub enum RemindError {
     Billing(#[from] BillingError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Reading the team's working copy for team reminders (`remind::team`).
+    #[error(transparent)]
+    Team(Box<crate::team::TeamError>),
+}
+
+impl From<crate::team::TeamError> for RemindError {
+    fn from(err: crate::team::TeamError) -> Self {
+        Self::Team(Box::new(err))
+    }
 }
 
 impl From<sqlx::Error> for RemindError {
@@ -45,6 +54,7 @@ impl Coded for RemindError {
             Self::CorruptRules { .. } => "remind.corrupt_rules",
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
+            Self::Team(err) => err.code(),
         }
     }
 
@@ -56,6 +66,7 @@ impl Coded for RemindError {
             | Self::UnknownInstance { .. }
             | Self::NotFired => true,
             Self::Billing(err) => err.is_bad_input(),
+            Self::Team(err) => err.is_bad_input(),
             Self::Store(_) | Self::CorruptRules { .. } => false,
         }
     }

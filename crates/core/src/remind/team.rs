@@ -1,4 +1,6 @@
-//! Team budget reminders: the same 50/80/100 % thresholds as an instance's budget, for the team's
+//! Team reminders: "left running" alerts ([`left_running_due`]: a member's instance billing while
+//! its GPUs sit idle, told to its own member and to whoever the team names, once per idle
+//! stretch, `team::alerts`) and team budget reminders: the same 50/80/100 % thresholds as an instance's budget, for the team's
 //! month-to-date spend in each currency that has a team budget (`team::views::budget_use` shows
 //! the same figures on the Team page).
 //!
@@ -26,7 +28,8 @@ use crate::billing::report::BUDGET_THRESHOLDS;
 use crate::billing::BillingError;
 use crate::store::team_reminders as repo;
 use crate::store::{Store, StoreError};
-use crate::team::views::month_start;
+use crate::team::alerts::{self, AlertSettings, IdleStretch};
+use crate::team::views::{self, left_running, month_start, TeamInstance};
 
 /// A team budget for the month in one currency.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +109,58 @@ pub fn budget_due(
     Ok(due)
 }
 
+/// "Left running" alerts for `me`: every running instance idle for the team's alert minutes
+/// whose member is `me` or who the team names `me` to be told (`AlertSettings::tells`). Due from
+/// the moment the idle stretch reached the alert minutes; one occurrence per stretch (its
+/// instance and first idle minute), so it fires once however long the stretch lasts, and again
+/// only after the GPUs worked in between. A `gpu_idle` reminder with `params.scope` `team` and
+/// `params.alert` `left_running`; `instance` is the team's name, `params.target` the instance's.
+/// Pure.
+pub fn left_running_due(
+    team: &str,
+    me: &str,
+    settings: &AlertSettings,
+    instances: &[TeamInstance],
+    idle: &HashMap<String, IdleStretch>,
+) -> Vec<Reminder> {
+    let minutes: HashMap<String, u32> = idle
+        .iter()
+        .map(|(uid, s)| (uid.clone(), s.minutes))
+        .collect();
+    let mut due: Vec<Reminder> = left_running(instances, &minutes, settings.after_minutes)
+        .into_iter()
+        .filter(|alert| settings.tells(me, &alert.member))
+        .filter_map(|alert| {
+            let stretch = idle.get(&alert.instance_uid)?;
+            let after = chrono::Duration::minutes(i64::from(settings.after_minutes.saturating_sub(1)));
+            let (member, name, idle_minutes) = (&alert.member, &alert.instance, alert.idle_minutes);
+            let (rate, currency) = (alert.burn_rate_per_hour, &alert.currency);
+            Some(Reminder {
+                instance: team.to_owned(),
+                instance_id: 0,
+                kind: ReminderKind::GpuIdle,
+                due_at: stretch.since + after,
+                occurrence: format!("left_running {} {}", alert.instance_uid, stretch.since.to_rfc3339()),
+                detail: format!(
+                    "team {team}: {member}'s {name} has had idle GPUs for {idle_minutes} minutes while it bills {rate} {currency}/h"
+                ),
+                params: BTreeMap::from([
+                    ("scope".to_owned(), "team".to_owned()),
+                    ("alert".to_owned(), "left_running".to_owned()),
+                    ("member".to_owned(), member.clone()),
+                    ("target".to_owned(), name.clone()),
+                    ("minutes".to_owned(), idle_minutes.to_string()),
+                    ("wasted".to_owned(), alert.wasted.to_string()),
+                ]),
+                currency: currency.clone(),
+                burn_rate_per_hour: rate,
+            })
+        })
+        .collect();
+    due.sort_by(|a, b| (a.due_at, &a.occurrence).cmp(&(b.due_at, &b.occurrence)));
+    due
+}
+
 /// The team's name and budgets as last read from its server; `None` when this database is not
 /// linked to a team.
 async fn linked_budgets(
@@ -128,15 +183,67 @@ async fn linked_budgets(
     Ok(Some((link.team, budgets)))
 }
 
-/// The team reminders that hold at `now` in this database's working copy (none when unlinked).
+/// The team reminders that hold at `now` in this database's working copy (none when unlinked):
+/// the budgets' thresholds and the left-running alerts for this member.
 pub async fn due_in_store(store: &Store, now: DateTime<Utc>) -> Result<Vec<Reminder>, RemindError> {
     let Some((team, budgets)) = linked_budgets(store).await? else {
         return Ok(Vec::new());
     };
-    if budgets.is_empty() {
-        return Ok(Vec::new());
+    let mut due = if budgets.is_empty() {
+        Vec::new()
+    } else {
+        budget_due(&team, &budgets, &histories(store).await?, now)?
+    };
+    let me = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        crate::store::team::link(&mut conn)
+            .await?
+            .map(|l| l.member)
+            .unwrap_or_default()
+    };
+    let settings = alerts::settings(store).await?;
+    let instances = views::instances(store, now).await?;
+    let idle = alerts::idle_stretches(store, &instances, &me, now).await?;
+    due.extend(left_running_due(&team, &me, &settings, &instances, &idle));
+    Ok(due)
+}
+
+/// Of `due`, the team reminders that fired here and are not closed: what the in-app popup lists
+/// beside the instance reminders.
+pub async fn open(store: &Store, due: &[Reminder]) -> Result<Vec<Reminder>, RemindError> {
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut open = Vec::new();
+    for reminder in due {
+        if repo::is_open(
+            &mut conn,
+            &reminder.instance,
+            reminder.kind.as_str(),
+            &reminder.occurrence,
+        )
+        .await?
+        {
+            open.push(reminder.clone());
+        }
     }
-    budget_due(&team, &budgets, &histories(store).await?, now)
+    Ok(open)
+}
+
+/// Close a team reminder in the popup (it does not come back for this occurrence).
+pub async fn dismiss(
+    store: &Store,
+    kind: ReminderKind,
+    occurrence: &str,
+    now: DateTime<Utc>,
+) -> Result<(), RemindError> {
+    let Some((team, _)) = linked_budgets(store).await? else {
+        return Err(RemindError::NotFired);
+    };
+    let mut tx = store.write().await?;
+    if !repo::dismiss(&mut tx, &team, kind.as_str(), occurrence, now).await? {
+        return Err(RemindError::NotFired);
+    }
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
 }
 
 /// Decide which of `due` fire now and record them: each occurrence once; inside the quiet hours

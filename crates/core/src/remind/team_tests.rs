@@ -198,3 +198,86 @@ async fn an_unlinked_database_has_no_team_reminders() {
     rental(&store, "alice-a100", "100", "CNY", t0()).await;
     assert!(due_in_store(&store, at(600)).await.expect("due").is_empty());
 }
+
+mod left_running {
+    use std::collections::HashMap;
+
+    use chrono::{Duration, TimeZone, Utc};
+    use rust_decimal::Decimal;
+
+    use crate::billing::events::InstanceState;
+    use crate::clock::{Clock, FixedClock};
+    use crate::remind::team::left_running_due;
+    use crate::remind::ReminderKind;
+    use crate::team::alerts::{AlertSettings, IdleStretch};
+    use crate::team::TeamInstance;
+
+    fn instance(name: &str, member: &str) -> TeamInstance {
+        TeamInstance {
+            uid: format!("uid-{name}"),
+            name: name.into(),
+            member: member.into(),
+            project: None,
+            gpu_model: "A100".into(),
+            gpu_count: 1,
+            state: Some(InstanceState::Running),
+            state_since: None,
+            currency: "CNY".into(),
+            burn_rate_per_hour: Decimal::from(12),
+            total: Decimal::ZERO,
+            month_to_date: Decimal::ZERO,
+        }
+    }
+
+    #[test]
+    fn bobs_idle_instance_is_told_to_bob_and_the_named_alice_once_per_stretch() {
+        let clock = FixedClock::new(Utc.with_ymd_and_hms(2026, 3, 2, 10, 0, 0).unwrap());
+        let since = clock.now() - Duration::minutes(44);
+        let team = vec![instance("bob-a100", "bob"), instance("carol-4090", "carol")];
+        let idle = HashMap::from([(
+            "uid-bob-a100".to_owned(),
+            IdleStretch { since, minutes: 45 },
+        )]);
+        let settings = AlertSettings {
+            recipients: vec!["alice".into()],
+            after_minutes: 30,
+            set_by: Some("alice".into()),
+        };
+        let told = |me: &str| left_running_due("lab", me, &settings, &team, &idle);
+        let alice = told("alice");
+        assert_eq!(alice.len(), 1, "{alice:?}");
+        assert_eq!(alice[0].kind, ReminderKind::GpuIdle);
+        assert_eq!(alice[0].instance, "lab");
+        assert_eq!(alice[0].params["scope"], "team");
+        assert_eq!(alice[0].params["target"], "bob-a100");
+        assert_eq!(alice[0].params["wasted"], "9.00", "45 idle minutes at 12/h");
+        assert_eq!(alice[0].due_at, since + Duration::minutes(29));
+        assert_eq!(told("bob").len(), 1, "its own member");
+        assert!(told("carol").is_empty(), "not named, not hers");
+
+        // Ten minutes on, the same stretch is the same occurrence; a new stretch is a new one.
+        clock.set(clock.now() + Duration::minutes(10));
+        let later = HashMap::from([(
+            "uid-bob-a100".to_owned(),
+            IdleStretch { since, minutes: 55 },
+        )]);
+        let same = left_running_due("lab", "alice", &settings, &team, &later);
+        assert_eq!(same[0].occurrence, alice[0].occurrence);
+        let fresh = HashMap::from([(
+            "uid-bob-a100".to_owned(),
+            IdleStretch {
+                since: clock.now() - Duration::minutes(31),
+                minutes: 32,
+            },
+        )]);
+        let next = left_running_due("lab", "alice", &settings, &team, &fresh);
+        assert_ne!(next[0].occurrence, alice[0].occurrence);
+
+        // Below the team's minutes: nothing yet.
+        let short = HashMap::from([(
+            "uid-bob-a100".to_owned(),
+            IdleStretch { since, minutes: 29 },
+        )]);
+        assert!(left_running_due("lab", "alice", &settings, &team, &short).is_empty());
+    }
+}

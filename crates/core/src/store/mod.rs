@@ -25,6 +25,7 @@ pub mod recovery;
 pub mod reminders;
 pub mod ssh_targets;
 pub mod team;
+pub mod team_alerts;
 pub mod team_reminders;
 pub mod withdrawals;
 

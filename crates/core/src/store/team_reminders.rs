@@ -1,4 +1,4 @@
-//! Team budget reminders' rows (migration 0180): which team reminders fired here (the budgets
+//! Team reminders' rows (migration 0180; closed ones: 0190): which team reminders fired here (the budgets
 //! themselves are `store::team::team_budgets`). `crate::remind::team` decides; this only reads and writes.
 
 use chrono::{DateTime, Utc};
@@ -46,4 +46,44 @@ pub async fn record_fired(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// Whether a fired team reminder is still open in the popup: fired here, not recorded silently
+/// behind a more urgent one, and not closed.
+pub async fn is_open(
+    conn: &mut SqliteConnection,
+    team: &str,
+    kind: &str,
+    occurrence: &str,
+) -> Result<bool, StoreError> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM team_reminders WHERE team = ? AND kind = ? AND occurrence = ?
+         AND silent = 0 AND dismissed_at IS NULL",
+    )
+    .bind(team)
+    .bind(kind)
+    .bind(occurrence)
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.is_some())
+}
+
+/// Close a fired team reminder; false when it never fired here.
+pub async fn dismiss(
+    conn: &mut SqliteConnection,
+    team: &str,
+    kind: &str,
+    occurrence: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE team_reminders SET dismissed_at = ? WHERE team = ? AND kind = ? AND occurrence = ?",
+    )
+    .bind(at)
+    .bind(team)
+    .bind(kind)
+    .bind(occurrence)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
 }

@@ -32,6 +32,10 @@ pub enum TeamError {
     ConflictGone,
     #[error("could not keep the team database password in the system keychain: {message}")]
     Keychain { message: String },
+    #[error("alerts can wait between {min} and {max} idle minutes")]
+    AlertMinutes { min: u32, max: u32 },
+    #[error("{name} is not a member of this team (members join with `leasehold team connect`)")]
+    UnknownMember { name: String },
     #[error(transparent)]
     Billing(#[from] BillingError),
     #[error(transparent)]
@@ -52,6 +56,8 @@ impl Coded for TeamError {
             Self::Server { .. } => "team.server",
             Self::Keychain { .. } => "team.keychain",
             Self::ConflictGone => "team.conflict_gone",
+            Self::AlertMinutes { .. } => "team.alert_minutes",
+            Self::UnknownMember { .. } => "team.unknown_member",
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
         }
@@ -62,7 +68,9 @@ impl Coded for TeamError {
             Self::InvalidUrl { .. }
             | Self::InvalidName { .. }
             | Self::PasswordEnvMissing { .. }
-            | Self::ConflictGone => true,
+            | Self::ConflictGone
+            | Self::AlertMinutes { .. }
+            | Self::UnknownMember { .. } => true,
             Self::Billing(err) => err.is_bad_input(),
             _ => false,
         }
@@ -74,6 +82,8 @@ impl Coded for TeamError {
                 Some("url")
             }
             Self::InvalidName { field, .. } => Some(field),
+            Self::AlertMinutes { .. } => Some("after_minutes"),
+            Self::UnknownMember { .. } => Some("recipients"),
             Self::WrongPassword { .. } | Self::NoPassword { .. } => Some("password"),
             _ => None,
         }
@@ -91,6 +101,10 @@ impl Coded for TeamError {
                 vec![("server", server.to_string()), ("known", known.to_string())]
             }
             Self::PasswordEnvMissing { var } => vec![("var", var.clone())],
+            Self::AlertMinutes { min, max } => {
+                vec![("min", min.to_string()), ("max", max.to_string())]
+            }
+            Self::UnknownMember { name } => vec![("name", name.clone())],
             Self::InvalidName { field, reason } => {
                 vec![("field", (*field).to_owned()), ("reason", reason.clone())]
             }

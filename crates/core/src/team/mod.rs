@@ -22,6 +22,7 @@
 //! - [`push`], [`pull`], [`conflicts`]: the sync; [`views`]: the team views (pure where they
 //!   feed reminders and alerts).
 
+pub mod alerts;
 pub mod conflicts;
 mod error;
 pub mod link;
@@ -36,6 +37,7 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use ts_rs::TS;
 
+pub use alerts::AlertSettings;
 pub use conflicts::{Conflict, StandingEvent};
 pub use error::TeamError;
 pub use link::ServerAddress;
@@ -186,7 +188,13 @@ pub async fn open_linked(store: &Store) -> Result<(Server, LinkRow), TeamError> 
 #[tracing::instrument(skip_all, err)]
 pub async fn sync(store: &Store, now: DateTime<Utc>) -> Result<SyncReport, TeamError> {
     let (mut server, row) = open_linked(store).await?;
-    let report = sync_with(store, &mut server, &row, now).await;
+    let mut report = sync_with(store, &mut server, &row, now).await;
+    if report.is_ok() {
+        // The left-running alerts' settings and idle reports travel after the ledger.
+        if let Err(err) = alerts::exchange(store, &mut server, &row, now).await {
+            report = Err(err);
+        }
+    }
     server.close().await;
     report
 }
@@ -387,21 +395,17 @@ async fn remember_budgets(
 
 /// The team views as of `now`: from the working copy, with the server's member list and budgets
 /// when it answers (offline, the status says so and shows what the last sync brought).
-/// The idle stretches come from this laptop's monitor history (`monitor::history::idle_streak`):
-/// an instance nobody here watches has none, so it is never called "left running" on a guess.
+/// The idle stretches come from this laptop's monitor history and the other members' idle
+/// reports (`alerts::idle_stretches`): an instance nobody's app watches has none, so it is never
+/// called "left running" on a guess.
 pub async fn status(store: &Store, now: DateTime<Utc>) -> Result<TeamStatus, TeamError> {
-    let mut idle = std::collections::HashMap::new();
-    for instance in views::instances(store, now).await? {
-        if !instance.is_running() {
-            continue;
-        }
-        // A history that cannot be read proves nothing about idleness; the view goes on without it.
-        if let Ok(Some(streak)) =
-            crate::monitor::history::idle_streak(store, &instance.name, now).await
-        {
-            idle.insert(instance.uid.clone(), streak.minutes);
-        }
-    }
+    let row = current_link(store).await?.ok_or(TeamError::NotConnected)?;
+    let instances = views::instances(store, now).await?;
+    let idle = alerts::idle_stretches(store, &instances, &row.member, now)
+        .await?
+        .into_iter()
+        .map(|(uid, stretch)| (uid, stretch.minutes))
+        .collect();
     status_with_idle(store, &idle, now).await
 }
 
@@ -415,7 +419,12 @@ pub async fn status_with_idle(
     let row = current_link(store).await?.ok_or(TeamError::NotConnected)?;
     let (online, server_error, known, budgets) = match open_linked(store).await {
         Ok((mut server, _)) => {
-            let lists = server_lists(&mut server, row.team_id).await;
+            let mut lists = server_lists(&mut server, row.team_id).await;
+            if lists.is_ok() {
+                if let Err(err) = alerts::exchange(store, &mut server, &row, now).await {
+                    lists = Err(err);
+                }
+            }
             server.close().await;
             match lists {
                 Ok((members, budgets)) => {
@@ -454,6 +463,7 @@ pub async fn status_with_idle(
         .cloned()
         .collect();
     running.sort_by_key(|i| std::cmp::Reverse(i.burn_rate_per_hour));
+    let alert_settings = alerts::settings(store).await?;
     Ok(TeamStatus {
         team: row.team.clone(),
         member: row.member.clone(),
@@ -466,11 +476,8 @@ pub async fn status_with_idle(
         running,
         month_to_date: views::month_spend(&instances, now),
         budgets: views::budget_use(&budgets, &instances, now)?,
-        left_running: views::left_running(
-            &instances,
-            idle_minutes,
-            views::LEFT_RUNNING_AFTER_MINUTES,
-        ),
+        left_running: views::left_running(&instances, idle_minutes, alert_settings.after_minutes),
+        alerts: alert_settings,
         conflicts: conflicts::conflicts(store).await?,
         as_of: now,
     })

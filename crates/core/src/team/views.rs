@@ -236,7 +236,8 @@ pub struct LeftRunning {
     pub wasted: Decimal,
 }
 
-/// Idle minutes after which a billing instance counts as left running.
+/// Idle minutes after which a billing instance counts as left running, until the team sets its own
+/// (`team::alerts`).
 pub const LEFT_RUNNING_AFTER_MINUTES: u32 = 30;
 
 /// "Left running" alerts: every running instance whose GPUs have been idle for at least
@@ -334,8 +335,11 @@ pub struct TeamStatus {
     pub running: Vec<TeamInstance>,
     pub month_to_date: MonthSpend,
     pub budgets: Vec<TeamBudget>,
-    /// Running instances idle for [`LEFT_RUNNING_AFTER_MINUTES`] or more.
+    /// Running instances idle for the team's alert minutes ([`LEFT_RUNNING_AFTER_MINUTES`] unless
+    /// set) or more.
     pub left_running: Vec<LeftRunning>,
+    /// Who is told about left-running instances, and after how long (`team::alerts`).
+    pub alerts: super::alerts::AlertSettings,
     pub conflicts: Vec<Conflict>,
     pub as_of: DateTime<Utc>,
 }

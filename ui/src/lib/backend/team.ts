@@ -1,5 +1,6 @@
 // Team mode (src-tauri/src/commands/team.rs): the shared ledger on PostgreSQL.
 import type { Conflict } from '../bindings/Conflict'
+import type { ReminderKind } from '../bindings/ReminderKind'
 import type { SyncReport } from '../bindings/SyncReport'
 import type { TeamLink } from '../bindings/TeamLink'
 import type { TeamStatus } from '../bindings/TeamStatus'
@@ -48,4 +49,15 @@ export function instanceProject(instance: string): Promise<string | null> {
 /** Set or clear (null) the project of `instance`; answers it as saved. */
 export function instanceSetProject(instance: string, project: string | null): Promise<string | null> {
   return call<string | null>('instance_set_project', { instance, project })
+}
+
+/** Name who is told about any member's instance left running, and after how many idle minutes
+ * (the instance's own member always is); answers the team status with them. */
+export function teamSetAlerts(recipients: string[], afterMinutes: number): Promise<TeamStatus> {
+  return call<TeamStatus>('team_set_alerts', { recipients, afterMinutes })
+}
+
+/** Close a team reminder (a team budget's threshold, a left-running alert) in the popup. */
+export function teamDismissReminder(kind: ReminderKind, occurrence: string): Promise<void> {
+  return call<void>('team_dismiss_reminder', { kind, occurrence })
 }

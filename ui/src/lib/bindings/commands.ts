@@ -101,6 +101,8 @@ export const COMMANDS = [
   'instance_project',
   'instance_set_project',
   'monitor_language',
+  'team_set_alerts',
+  'team_dismiss_reminder',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]

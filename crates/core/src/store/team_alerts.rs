@@ -1,0 +1,81 @@
+//! Team "left running" alerts' rows (migration 0190): the team's alert settings and the other
+//! members' idle reports as last pulled. `crate::team::alerts` decides; this only reads and writes.
+
+use chrono::{DateTime, Utc};
+use sqlx::SqliteConnection;
+
+use super::StoreError;
+
+/// `(recipients as a JSON list, after_minutes, set_by)`, if the team ever set them.
+pub async fn settings(
+    conn: &mut SqliteConnection,
+) -> Result<Option<(String, i64, String)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT recipients, after_minutes, set_by FROM team_alert_settings WHERE id = 1",
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub async fn replace_settings(
+    conn: &mut SqliteConnection,
+    settings: Option<(&str, i64, &str)>,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM team_alert_settings")
+        .execute(&mut *conn)
+        .await?;
+    if let Some((recipients, after_minutes, set_by)) = settings {
+        sqlx::query(
+            "INSERT INTO team_alert_settings (id, recipients, after_minutes, set_by)
+             VALUES (1, ?, ?, ?)",
+        )
+        .bind(recipients)
+        .bind(after_minutes)
+        .bind(set_by)
+        .execute(conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// One instance's idle stretch as a member's app measured it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct IdleRow {
+    pub instance_uid: String,
+    pub idle_since: Option<DateTime<Utc>>,
+    pub idle_minutes: i64,
+    pub measured_at: DateTime<Utc>,
+    pub reported_by: String,
+}
+
+pub async fn idle_reports(conn: &mut SqliteConnection) -> Result<Vec<IdleRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT instance_uid, idle_since, idle_minutes, measured_at, reported_by FROM team_idle
+         ORDER BY instance_uid",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+pub async fn replace_idle_reports(
+    conn: &mut SqliteConnection,
+    rows: &[IdleRow],
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM team_idle")
+        .execute(&mut *conn)
+        .await?;
+    for row in rows {
+        sqlx::query(
+            "INSERT INTO team_idle (instance_uid, idle_since, idle_minutes, measured_at, reported_by)
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&row.instance_uid)
+        .bind(row.idle_since)
+        .bind(row.idle_minutes)
+        .bind(row.measured_at)
+        .bind(&row.reported_by)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
