@@ -23,6 +23,7 @@
 //!   feed reminders and alerts).
 
 pub mod conflicts;
+mod copy_binary;
 mod error;
 pub mod link;
 pub mod pull;
