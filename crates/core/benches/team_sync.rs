@@ -20,7 +20,14 @@ use sqlx::{ConnectOptions, Connection};
 
 const INSTANCES: i64 = 1_000;
 const EVENTS_PER_INSTANCE: i64 = 100;
-const ROUNDS: u32 = 3;
+/// Rounds per measure (`TEAM_BENCH_ROUNDS` overrides it for a quick look).
+fn rounds() -> u32 {
+    std::env::var("TEAM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(3)
+}
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap()
@@ -142,7 +149,7 @@ fn main() {
         // laptops) and the fastest round counts, for the sync and for the baseline alike.
         let mut best: Option<(Duration, Duration, Duration, Duration)> = None;
         let mut last = None;
-        for round in 1..=ROUNDS {
+        for round in 1..=rounds() {
             let pg = TestPostgres::start();
             let proxy = TcpProxy::start(([127, 0, 0, 1], pg.port()).into());
             let dir = tempfile::tempdir().expect("temp dir");
@@ -187,8 +194,9 @@ fn main() {
         let (_pg, proxy, _dir, alice, bob, now) = last.expect("rounds");
         let sync_took = push_took + pull_took;
         println!(
-            "team sync of {} events (1 000 instances), fastest of {ROUNDS} rounds",
-            INSTANCES * EVENTS_PER_INSTANCE
+            "team sync of {} events (1 000 instances), fastest of {} rounds",
+            INSTANCES * EVENTS_PER_INSTANCE,
+            rounds()
         );
         println!("  push (laptop → server)   {:>8.3} s", seconds(push_took));
         println!("  pull (server → laptop)   {:>8.3} s", seconds(pull_took));

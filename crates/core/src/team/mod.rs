@@ -24,6 +24,7 @@
 
 pub mod alerts;
 pub mod conflicts;
+mod copy_binary;
 mod error;
 pub mod link;
 pub mod pull;

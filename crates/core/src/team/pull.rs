@@ -274,8 +274,7 @@ fn parse_list<T: for<'de> Deserialize<'de>>(json: &str, what: &str) -> Result<Ve
     })
 }
 
-/// A pulled event checked and ready to write (the shape `store::team::insert_pulled_events`
-/// reads).
+/// A pulled event checked and ready to write (as `store::team::PulledEvent`)
 #[derive(Debug, Serialize)]
 struct CheckedEvent<'a> {
     uid: &'a str,
@@ -505,7 +504,20 @@ async fn apply_page(
         }
     }
     repo::insert_pulled_rules(conn, &to_json(&rules)?).await?;
-    let inserted = repo::insert_pulled_events(conn, &to_json(&checked)?).await?;
+    let pulled: Vec<repo::PulledEvent<'_>> = checked
+        .iter()
+        .map(|e| repo::PulledEvent {
+            uid: e.uid,
+            instance_uid: e.instance_uid,
+            kind: e.kind,
+            at: e.at,
+            rules_uid: e.rules_uid.as_deref(),
+            traffic_gb: e.traffic_gb,
+            recorded_by: e.recorded_by,
+            origin_seq: e.origin_seq,
+        })
+        .collect();
+    let inserted = repo::insert_pulled_events(conn, &pulled).await?;
     Ok(Applied {
         events: inserted,
         touched: used.into_iter().map(str::to_owned).collect(),

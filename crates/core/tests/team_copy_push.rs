@@ -1,0 +1,225 @@
+//! Team mode's large-batch push (`COPY` into a staging table, `team::push::COPY_FROM` events or
+//! more) against a real PostgreSQL server: a second laptop pulls exactly the events and bills of
+//! the laptop that recorded them; hostile text survives the trip byte for byte; a link cut in the
+//! middle of the `COPY` leaves nothing on the server and a second push sends everything once.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
+use leasehold_core::ssh::Secret;
+use leasehold_core::store::Store;
+use leasehold_core::team::{self, ConnectRequest};
+use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
+use leasehold_testkit::tcp_proxy::{TcpProxy, Trip};
+use rust_decimal::Decimal;
+
+/// Instances of the busy laptop; three events each, enough for the `COPY` path.
+const INSTANCES: i64 = 350;
+const EVENTS: i64 = INSTANCES * 3;
+
+fn h(hours: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).unwrap() + Duration::hours(hours)
+}
+
+fn later() -> DateTime<Utc> {
+    h(100)
+}
+
+struct Laptop {
+    _dir: tempfile::TempDir,
+    store: Store,
+}
+
+async fn laptop() -> Laptop {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("ledger.sqlite3"))
+        .await
+        .expect("open the laptop's database");
+    Laptop { _dir: dir, store }
+}
+
+async fn join(laptop: &Laptop, url: &str, member: &str) {
+    // Later syncs read the password as libpq would (no keychain here).
+    std::env::set_var("PGPASSWORD", PG_PASSWORD);
+    let request = ConnectRequest {
+        url: url.to_owned(),
+        member: member.to_owned(),
+        team: "lab".to_owned(),
+        password: Some(Secret::new(PG_PASSWORD)),
+    };
+    team::connect(&laptop.store, request, h(0))
+        .await
+        .unwrap_or_else(|err| panic!("{member} joins the team: {err}"));
+}
+
+/// Text another member's laptop might send: everything a text or CSV `COPY` would have to
+/// escape, and more.
+const HOSTILE: [&str; 8] = [
+    "tab\there",
+    "two\nlines\r\nand a CR\r",
+    "back\\slash \\N \\t \\\\",
+    "\\N",
+    "\"quoted\", 'single' ,comma",
+    "",
+    "算力租用 🚀 e\u{301} \u{202e}rtl",
+    "end with backslash\\",
+];
+
+/// `instances` rentals with a start and a stop each; hostile names, notes and regions on some.
+async fn busy_laptop(store: &Store, instances: i64) {
+    for i in 0..instances {
+        let mut rules = BillingRules::simple("2".parse().unwrap(), 1);
+        rules.traffic_per_gb = "0.8".parse().unwrap();
+        let name = format!("a-{i}");
+        let rental = NewInstance {
+            name: name.clone(),
+            provider: "autodl".to_owned(),
+            region: None,
+            gpu_model: "RTX 4090".to_owned(),
+            currency: "CNY".to_owned(),
+            notes: None,
+            planned_hours: None,
+            budget: None,
+            rules,
+        };
+        ledger::add_instance(store, &rental, h(0))
+            .await
+            .expect("add");
+        ledger::record(
+            store,
+            &name,
+            PowerAction::Start,
+            h(1) + Duration::minutes(i),
+        )
+        .await
+        .expect("start");
+        ledger::record(store, &name, PowerAction::Stop, h(2) + Duration::minutes(i))
+            .await
+            .expect("stop");
+    }
+    // Written as raw rows: the team gets whatever a laptop's database holds, not only what
+    // this version's forms accept.
+    for (i, text) in HOSTILE.iter().enumerate() {
+        sqlx::query("UPDATE instances SET name = ?, notes = ?, region = ? WHERE name = ?")
+            .bind(format!("{text}#{i}"))
+            .bind(text)
+            .bind(text)
+            .bind(format!("a-{i}"))
+            .execute(store.pool())
+            .await
+            .expect("hostile text");
+    }
+}
+
+/// Every instance as (uid, name, notes, region, provider, created_at), sorted.
+async fn instances(store: &Store) -> Vec<(String, String, Option<String>, Option<String>, String)> {
+    sqlx::query_as(
+        "SELECT uid, name, notes, region, CAST(created_at AS TEXT) FROM instances ORDER BY uid",
+    )
+    .fetch_all(store.pool())
+    .await
+    .expect("instances")
+}
+
+/// Every event as the team knows it (uid, instance, kind, time, member, origin), sorted.
+async fn events(
+    store: &Store,
+) -> Vec<(String, String, String, String, Option<String>, Option<i64>)> {
+    sqlx::query_as(
+        "SELECT e.uid, i.uid, e.kind, CAST(e.at AS TEXT), e.recorded_by, e.origin_seq
+         FROM ledger_events e JOIN instances i ON i.id = e.instance_id ORDER BY e.uid",
+    )
+    .fetch_all(store.pool())
+    .await
+    .expect("events")
+}
+
+async fn bills(store: &Store) -> Vec<(String, Decimal, String)> {
+    let mut bills: Vec<_> = ledger::list(store, later())
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|s| (s.name, s.total, format!("{:?}", s.state)))
+        .collect();
+    bills.sort();
+    bills
+}
+
+#[tokio::test]
+async fn a_large_push_reaches_a_second_laptop_byte_exact_with_the_same_bills() {
+    assert!(
+        EVENTS >= i64::try_from(team::push::COPY_FROM).unwrap(),
+        "the test must take the COPY path"
+    );
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop().await, laptop().await);
+    join(&alice, &pg.url(), "alice").await;
+    join(&bob, &pg.url(), "bob").await;
+    busy_laptop(&alice.store, INSTANCES).await;
+
+    let pushed = team::sync(&alice.store, later())
+        .await
+        .expect("alice syncs");
+    assert_eq!(pushed.pushed, EVENTS);
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM ledger_events"),
+        EVENTS.to_string()
+    );
+    let pulled = team::sync(&bob.store, later()).await.expect("bob syncs");
+    assert_eq!(pulled.pulled, EVENTS);
+    assert!(pulled.conflicts.is_empty(), "{:?}", pulled.conflicts);
+
+    assert_eq!(instances(&bob.store).await, instances(&alice.store).await);
+    assert_eq!(events(&bob.store).await, events(&alice.store).await);
+    assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
+    let names = instances(&bob.store).await;
+    for (i, text) in HOSTILE.iter().enumerate() {
+        let name = format!("{text}#{i}");
+        let row = names
+            .iter()
+            .find(|r| r.1 == name)
+            .expect("hostile name arrived");
+        assert_eq!(row.2.as_deref(), Some(*text), "notes byte-exact");
+        assert_eq!(row.3.as_deref(), Some(*text), "region byte-exact");
+    }
+    // A second sync sends nothing again and takes nothing twice.
+    assert_eq!(team::sync(&alice.store, later()).await.unwrap().pushed, 0);
+    assert_eq!(team::sync(&bob.store, later()).await.unwrap().pulled, 0);
+}
+
+#[tokio::test]
+async fn a_link_cut_mid_copy_leaves_nothing_on_the_server_and_the_next_push_sends_all_once() {
+    let pg = TestPostgres::start();
+    let proxy = TcpProxy::start(([127, 0, 0, 1], pg.port()).into());
+    let (alice, bob) = (laptop().await, laptop().await);
+    join(&alice, &pg.url_on(proxy.port()), "alice").await;
+    join(&bob, &pg.url(), "bob").await;
+    busy_laptop(&alice.store, INSTANCES).await;
+    let before = events(&alice.store).await;
+
+    // The COPY data is a few hundred kilobytes: the link dies part way through it.
+    proxy.arm(Trip {
+        client_bytes: 60_000,
+        server_bytes: 0,
+    });
+    let cut = team::sync(&alice.store, later()).await;
+    assert!(proxy.tripped(), "the proxy cut the push");
+    assert!(cut.is_err(), "a cut sync fails: {cut:?}");
+    assert_eq!(events(&alice.store).await, before, "nothing local changed");
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM ledger_events"),
+        "0",
+        "a cut COPY commits nothing"
+    );
+
+    let again = team::sync(&alice.store, later()).await.expect("push again");
+    assert_eq!(again.pushed, EVENTS);
+    assert_eq!(
+        pg.psql("SELECT count(DISTINCT uid) || ' ' || count(*) FROM ledger_events"),
+        format!("{EVENTS} {EVENTS}"),
+        "every event once on the server"
+    );
+    let pulled = team::sync(&bob.store, later()).await.expect("bob syncs");
+    assert_eq!(pulled.pulled, EVENTS);
+    assert_eq!(events(&bob.store).await, events(&alice.store).await);
+    assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
+}
