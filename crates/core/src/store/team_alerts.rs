@@ -124,3 +124,18 @@ pub async fn last_verify_runs(
     .fetch_all(conn)
     .await?)
 }
+
+/// The uids of the instances with a GPU minute recorded since `since` (what the monitor watches now).
+pub async fn watched_since(
+    conn: &mut SqliteConnection,
+    since: DateTime<Utc>,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        // One primary-key range look-up per instance ((instance_id, minute, gpu_index)).
+        "SELECT i.uid FROM instances i WHERE i.uid IS NOT NULL AND EXISTS (
+             SELECT 1 FROM gpu_minutes g WHERE g.instance_id = i.id AND g.minute >= ?)",
+    )
+    .bind(since)
+    .fetch_all(conn)
+    .await?)
+}
