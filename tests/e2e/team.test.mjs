@@ -8,7 +8,8 @@
 // in the page reaches Bob's CLI and fires the app's team reminder, which the popup lists under the
 // team's name with a way to the Team page. Alice then names herself to be told about any member's
 // instance left running (after 40 idle minutes): Bob's CLI sees the setting, and the app raises a
-// team "left running" reminder for Bob's idle A100. Then Bob and Carol (a third
+// team "left running" reminder for Bob's idle A100. Bob opts in to share his last Verify result and
+// the Team page shows it. Then Bob and Carol (a third
 // laptop) both record the release of one shared instance while apart: the Team page shows the
 // conflict with both sides, "Keep carol's" settles it, and Bob's next sync bills Carol's release.
 // Screenshots in English and Chinese.
@@ -214,6 +215,31 @@ describe('team mode', () => {
     await s.scrollTo('[data-testid="team-left-running"]')
     await screenshot(s, 'en/63-team-alerts')
 
+    // Bob shares his last Verify (off until he says so); the Team page shows it at its next look.
+    laptop('bob', 'team', 'share-verify', 'on')
+    execFileSync(
+      'python3',
+      [
+        '-c',
+        `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=30)
+(iid,) = c.execute("SELECT id FROM instances WHERE name = 'bob-a100'").fetchone()
+c.execute("INSERT INTO probe_runs (instance_id, target, collected_at, facts, findings, finding_keys, errors, warnings) "
+          "VALUES (?, 'root@gpu:22', ?, '{}', '[]', '[\\"driver.mismatch@gpu0\\"]', 1, 2)", (iid, sys.argv[2]))
+c.commit()`,
+        path.join(laptops, 'bob.sqlite3'),
+        minuteText(Date.now() - 5 * MINUTE),
+      ],
+      { stdio: 'inherit' },
+    )
+    laptop('bob', 'team', 'sync')
+    const verifyRow = await s.waitFor('[data-testid="team-verify-row"]', { timeoutMs: 60_000 })
+    const verifyText = await verifyRow.text()
+    assert.match(verifyText, /bob-a100/)
+    assert.match(verifyText, /1 error, 2 warnings/)
+    assert.match(verifyText, /bob/)
+    assert.equal(await (await s.find('[data-testid="team-share-verify"]')).property('checked'), false, "Alice's own sharing is off by default")
+
     // Closed, a team reminder stays closed.
     await s.click(`${budgetReminder} [data-testid="reminder-dismiss"]`)
     await s.waitGone(budgetReminder)
@@ -232,14 +258,22 @@ describe('team mode', () => {
     assert.match(await s.text('[data-testid="reminder"][data-scope="team"][data-kind="gpu_idle"]'), /bob 的 bob-a100 还开着/)
     await s.scrollTo('[data-testid="team-left-running"]')
     await screenshot(s, 'zh-CN/63-team-alerts')
+    assert.match(await s.text('[data-testid="team-verify-row"]'), /1 个错误，2 个警告/)
     assert.match(await s.text('[data-testid="team-running"]'), /正在运行/)
-    assert.match(await s.text('[data-testid="team-left-running-row"]'), /45 分钟/)
+    // 45 idle minutes or more: the stretch has gone on since the English page was looked at.
+    assert.match(await s.text('[data-testid="team-left-running-row"]'), /空闲 4\d 分钟/)
     // The same idle minutes raise this laptop's own idle reminder for the instance; dismissed, it
     // stays away (the idle stretch keeps its start, so it is the same occurrence every minute).
     await s.waitFor(idle, { timeoutMs: 90_000 })
     await s.click(`${idle} [data-testid="reminder-dismiss"]`)
     await s.waitGone(idle)
     await screenshot(s, 'zh-CN/61-team-page')
+    // A team reminder closes the same way; with nothing left open the popup is gone.
+    const teamIdle = '[data-testid="reminder"][data-scope="team"][data-kind="gpu_idle"]'
+    await s.click(`${teamIdle} [data-testid="reminder-dismiss"]`)
+    await s.waitGone('[data-testid="reminder-popup"]')
+    await s.scrollTo('[data-testid="team-verify"]')
+    await screenshot(s, 'zh-CN/64-team-verify')
   })
   it('shows a release recorded on two laptops with both sides, and keeps the one chosen for everyone', async () => {
     const created = at(120 * MINUTE)
@@ -275,6 +309,8 @@ describe('team mode', () => {
     await s.scrollTo(card)
     assert.equal((await s.findAll(idle)).length, 0, 'the dismissed idle reminder did not come back')
     await screenshot(s, 'en/62-team-conflict')
+    await s.scrollTo('[data-testid="team-verify"]')
+    await screenshot(s, 'en/64-team-verify')
 
     // Carol was right: keep hers. The choice is a new record; it reaches Bob at his next sync.
     await s.click(`${card} [data-testid="team-conflict-keep-refused"]`)

@@ -51,6 +51,12 @@ pub enum TeamCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Share this laptop's last Verify result of each instance with the team (on), or stop (off;
+    /// the default). Only when each check ran and its error/warning counts and finding names go.
+    ShareVerify {
+        #[arg(value_parser = ["on", "off"])]
+        choice: String,
+    },
     /// Unlink this database and forget the kept password; the ledger stays.
     Disconnect {
         #[arg(long)]
@@ -127,6 +133,7 @@ pub fn run(db: &Path, command: &TeamCommand) -> ExitCode {
             after_minutes,
             json,
         } => alerts(db, to.as_deref(), *after_minutes, *json),
+        TeamCommand::ShareVerify { choice } => share_verify(db, choice == "on"),
         TeamCommand::Disconnect { json } => disconnect(db, *json),
     };
     outcome.unwrap_or_else(|code| code)
@@ -281,6 +288,21 @@ fn budget(db: &Path, amount: &str, currency: &str) -> Result<ExitCode, ExitCode>
         "team budget set: {} {currency} per month",
         amount.normalize()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn share_verify(db: &Path, share: bool) -> Result<ExitCode, ExitCode> {
+    run_async(async {
+        let store = open_linked_db(db).await?;
+        let done = team::verify::set_sharing(&store, share, CLOCK.now()).await;
+        store.close().await;
+        done
+    })?;
+    if share {
+        say!("your last Verify results are shared with the team from the next sync");
+    } else {
+        say!("your Verify results are no longer shared");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

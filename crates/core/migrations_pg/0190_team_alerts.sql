@@ -21,3 +21,16 @@ CREATE TABLE idle_reports (
     reported_by  TEXT    NOT NULL,
     PRIMARY KEY (team_id, instance_uid)
 );
+
+-- "Optionally the last Verify result": a member who opts in shares a summary of the last Verify of
+-- each of their instances (when, how many errors and warnings, which findings). The newest wins.
+CREATE TABLE verify_summaries (
+    team_id      BIGINT  NOT NULL REFERENCES teams (id),
+    instance_uid UUID    NOT NULL,
+    collected_at TIMESTAMPTZ NOT NULL,
+    errors       INTEGER NOT NULL CHECK (errors >= 0),
+    warnings     INTEGER NOT NULL CHECK (warnings >= 0),
+    finding_keys JSONB   NOT NULL,
+    shared_by    TEXT    NOT NULL,
+    PRIMARY KEY (team_id, instance_uid)
+);

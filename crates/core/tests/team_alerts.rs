@@ -2,6 +2,7 @@
 //! (Alice, Bob, Carol) in one team. Bob's app watches his rented instance and measures its GPUs
 //! idle; Alice names herself to be told. After the syncs, Alice's app raises a reminder for Bob's
 //! instance (once per idle stretch), Bob's own app does too, and Carol's, not named, does not.
+//! The last Verify of an instance reaches the team only from a member who opted in.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
@@ -221,4 +222,67 @@ async fn a_longer_alert_time_set_by_one_member_holds_for_every_member() {
         "45 idle minutes are not 60"
     );
     assert!(alerts_sent(&bob, t(45)).await.is_empty());
+}
+
+/// A Verify run of `instance` recorded on a laptop, with `errors` errors and one finding.
+async fn verified(store: &Store, instance: &str, at: DateTime<Utc>, errors: i64) {
+    use leasehold_core::store::probe_runs::{insert_probe_run, NewProbeRunRow};
+    let mut conn = store.pool().acquire().await.expect("connection");
+    let id: i64 = sqlx::query_scalar("SELECT id FROM instances WHERE name = ?")
+        .bind(instance)
+        .fetch_one(&mut *conn)
+        .await
+        .expect("instance");
+    insert_probe_run(
+        &mut conn,
+        &NewProbeRunRow {
+            instance_id: Some(id),
+            target: "root@gpu:22",
+            collected_at: at,
+            facts: "{}",
+            findings: "[]",
+            finding_keys: r#"["driver.mismatch@gpu0"]"#,
+            errors,
+            warnings: 1,
+        },
+    )
+    .await
+    .expect("record the run");
+}
+
+#[tokio::test]
+async fn the_last_verify_is_shared_only_by_a_member_who_opts_in() {
+    std::env::set_var("PGPASSWORD", PG_PASSWORD);
+    let pg = TestPostgres::start();
+    let alice = laptop(&pg.url(), "alice").await;
+    let bob = laptop(&pg.url(), "bob").await;
+    rent(&bob.store).await;
+    verified(&bob.store, "bob-a100", t(5), 2).await;
+    sync(&bob, t(10)).await;
+    sync(&alice, t(10)).await;
+    let status = team::status(&alice.store, t(10)).await.expect("status");
+    assert!(
+        status.verify.is_empty(),
+        "off by default: {:?}",
+        status.verify
+    );
+    assert!(!status.share_verify);
+
+    team::verify::set_sharing(&bob.store, true, t(11))
+        .await
+        .expect("Bob opts in");
+    verified(&bob.store, "bob-a100", t(12), 1).await;
+    sync(&bob, t(15)).await;
+    sync(&alice, t(15)).await;
+    let status = team::status(&alice.store, t(15)).await.expect("status");
+    assert_eq!(status.verify.len(), 1, "{:?}", status.verify);
+    let shared = &status.verify[0];
+    assert_eq!(
+        (shared.instance.as_str(), shared.member.as_str()),
+        ("bob-a100", "bob")
+    );
+    assert_eq!(shared.summary.collected_at, t(12), "the last run");
+    assert_eq!((shared.summary.errors, shared.summary.warnings), (1, 1));
+    assert_eq!(shared.summary.finding_keys, ["driver.mismatch@gpu0"]);
+    assert!(!status.share_verify, "Alice's own choice is still off");
 }

@@ -110,6 +110,18 @@ pub async fn team_set_alerts(
     Ok(team::status(&state.store, state.now()).await?)
 }
 
+/// Share (or stop sharing) this laptop's last Verify results with the team from the next sync;
+/// answers the team status.
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_share_verify(
+    state: tauri::State<'_, AppState>,
+    share: bool,
+) -> Result<TeamStatus, ApiError> {
+    team::verify::set_sharing(&state.store, share, state.now()).await?;
+    Ok(team::status(&state.store, state.now()).await?)
+}
+
 /// Close a team reminder (a team budget's threshold, a left-running alert) in the popup.
 #[tauri::command]
 #[tracing::instrument(skip(state, board), err(Debug))]

@@ -79,3 +79,63 @@ pub async fn replace_idle_reports(
     }
     Ok(())
 }
+
+/// A setting of this laptop's, in the `settings` table (one JSON value per key, no migration).
+pub async fn setting(conn: &mut SqliteConnection, key: &str) -> Result<Option<String>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+            .bind(key)
+            .fetch_optional(conn)
+            .await?,
+    )
+}
+
+pub async fn put_setting(
+    conn: &mut SqliteConnection,
+    key: &str,
+    value: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+    )
+    .bind(key)
+    .bind(value)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The last Verify of each instance run here: `(instance uid, collected_at, errors, warnings,
+/// finding keys as JSON)`.
+pub async fn last_verify_runs(
+    conn: &mut SqliteConnection,
+) -> Result<Vec<(String, DateTime<Utc>, i64, i64, String)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT i.uid, p.collected_at, p.errors, p.warnings, p.finding_keys
+         FROM probe_runs p JOIN instances i ON i.id = p.instance_id
+         WHERE i.uid IS NOT NULL AND p.id = (
+             SELECT q.id FROM probe_runs q WHERE q.instance_id = p.instance_id
+             ORDER BY q.collected_at DESC, q.id DESC LIMIT 1)
+         ORDER BY i.uid",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The uids of the instances with a GPU minute recorded since `since` (what the monitor watches now).
+pub async fn watched_since(
+    conn: &mut SqliteConnection,
+    since: DateTime<Utc>,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        // One primary-key range look-up per instance ((instance_id, minute, gpu_index)).
+        "SELECT i.uid FROM instances i WHERE i.uid IS NOT NULL AND EXISTS (
+             SELECT 1 FROM gpu_minutes g WHERE g.instance_id = i.id AND g.minute >= ?)",
+    )
+    .bind(since)
+    .fetch_all(conn)
+    .await?)
+}

@@ -283,8 +283,19 @@ pub async fn exchange(
     row: &LinkRow,
     now: DateTime<Utc>,
 ) -> Result<AlertSettings, TeamError> {
-    let instances = super::views::instances(store, now).await?;
-    let mine = measured_here(store, &instances, &row.member, now).await;
+    // Costing the whole ledger is only worth it when the monitor watches something now (a sync
+    // of a large ledger with nothing watched pays one indexed query).
+    let watched = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        repo::watched_since(&mut conn, now - Duration::minutes(FRESH_MINUTES)).await?
+    };
+    let mine = if watched.is_empty() {
+        Vec::new()
+    } else {
+        let mut instances = super::views::instances(store, now).await?;
+        instances.retain(|i| watched.contains(&i.uid));
+        measured_here(store, &instances, &row.member, now).await
+    };
     if !mine.is_empty() {
         sqlx::query(REPORT)
             .bind(row.team_id)

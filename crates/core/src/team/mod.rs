@@ -31,6 +31,7 @@ pub mod pull;
 pub mod push;
 pub mod records;
 pub mod server;
+pub mod verify;
 pub mod views;
 
 use chrono::{DateTime, Utc};
@@ -192,7 +193,7 @@ pub async fn sync(store: &Store, now: DateTime<Utc>) -> Result<SyncReport, TeamE
     let mut report = sync_with(store, &mut server, &row, now).await;
     if report.is_ok() {
         // The left-running alerts' settings and idle reports travel after the ledger.
-        if let Err(err) = alerts::exchange(store, &mut server, &row, now).await {
+        if let Err(err) = exchange_extras(store, &mut server, &row, now).await {
             report = Err(err);
         }
     }
@@ -232,6 +233,18 @@ pub async fn sync_with(
         pulled: pulled.events,
         conflicts: found,
     })
+}
+
+/// What travels besides the ledger and its records, after them: the left-running alerts'
+/// settings and idle reports, and the shared Verify summaries.
+async fn exchange_extras(
+    store: &Store,
+    server: &mut Server,
+    row: &LinkRow,
+    now: DateTime<Utc>,
+) -> Result<(), TeamError> {
+    alerts::exchange(store, server, row, now).await?;
+    verify::exchange(store, server, row, now).await
 }
 
 /// Unlink this database and forget the kept password. The ledger stays as it is.
@@ -422,7 +435,7 @@ pub async fn status_with_idle(
         Ok((mut server, _)) => {
             let mut lists = server_lists(&mut server, row.team_id).await;
             if lists.is_ok() {
-                if let Err(err) = alerts::exchange(store, &mut server, &row, now).await {
+                if let Err(err) = exchange_extras(store, &mut server, &row, now).await {
                     lists = Err(err);
                 }
             }
@@ -465,6 +478,20 @@ pub async fn status_with_idle(
         .collect();
     running.sort_by_key(|i| std::cmp::Reverse(i.burn_rate_per_hour));
     let alert_settings = alerts::settings(store).await?;
+    let by_uid: std::collections::HashMap<&str, &TeamInstance> =
+        instances.iter().map(|i| (i.uid.as_str(), i)).collect();
+    let verify = verify::shared(store)
+        .await?
+        .into_iter()
+        .filter_map(|summary| {
+            let instance = by_uid.get(summary.instance_uid.as_str())?;
+            Some(views::SharedVerify {
+                instance: instance.name.clone(),
+                member: instance.member.clone(),
+                summary,
+            })
+        })
+        .collect();
     Ok(TeamStatus {
         team: row.team.clone(),
         member: row.member.clone(),
@@ -479,6 +506,8 @@ pub async fn status_with_idle(
         budgets: views::budget_use(&budgets, &instances, now)?,
         left_running: views::left_running(&instances, idle_minutes, alert_settings.after_minutes),
         alerts: alert_settings,
+        share_verify: verify::sharing(store).await?,
+        verify,
         conflicts: conflicts::conflicts(store).await?,
         as_of: now,
     })

@@ -314,6 +314,17 @@ pub fn members(
     by_name.into_values().collect()
 }
 
+/// A member's last Verify of an instance, with the instance's name here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct SharedVerify {
+    pub instance: String,
+    /// Who rented the instance.
+    pub member: String,
+    #[serde(flatten)]
+    pub summary: super::verify::VerifySummary,
+}
+
 /// Everything `team status` shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
@@ -340,6 +351,10 @@ pub struct TeamStatus {
     pub left_running: Vec<LeftRunning>,
     /// Who is told about left-running instances, and after how long (`team::alerts`).
     pub alerts: super::alerts::AlertSettings,
+    /// Whether this laptop shares its last Verify results (`team::verify`, off by default).
+    pub share_verify: bool,
+    /// The last Verify of each instance, from the members who share them.
+    pub verify: Vec<SharedVerify>,
     pub conflicts: Vec<Conflict>,
     pub as_of: DateTime<Utc>,
 }

@@ -61,3 +61,8 @@ export function teamSetAlerts(recipients: string[], afterMinutes: number): Promi
 export function teamDismissReminder(kind: ReminderKind, occurrence: string): Promise<void> {
   return call<void>('team_dismiss_reminder', { kind, occurrence })
 }
+
+/** Share (or stop sharing) this laptop's last Verify results with the team; answers the status. */
+export function teamShareVerify(share: boolean): Promise<TeamStatus> {
+  return call<TeamStatus>('team_share_verify', { share })
+}

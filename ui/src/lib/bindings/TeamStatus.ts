@@ -5,6 +5,7 @@ import type { Conflict } from "./Conflict";
 import type { LeftRunning } from "./LeftRunning";
 import type { Member } from "./Member";
 import type { MonthSpend } from "./MonthSpend";
+import type { SharedVerify } from "./SharedVerify";
 import type { TeamBudget } from "./TeamBudget";
 import type { TeamInstance } from "./TeamInstance";
 
@@ -36,4 +37,12 @@ left_running: Array<LeftRunning>,
 /**
  * Who is told about left-running instances, and after how long (`team::alerts`).
  */
-alerts: AlertSettings, conflicts: Array<Conflict>, as_of: string, };
+alerts: AlertSettings, 
+/**
+ * Whether this laptop shares its last Verify results (`team::verify`, off by default).
+ */
+share_verify: boolean, 
+/**
+ * The last Verify of each instance, from the members who share them.
+ */
+verify: Array<SharedVerify>, conflicts: Array<Conflict>, as_of: string, };
