@@ -271,4 +271,60 @@ mod tests {
             .await
             .unwrap_or_else(|err| panic!("the key read beforehand logs in: {err}\n{}", host.log()));
     }
+
+    #[tokio::test]
+    async fn only_the_first_connection_that_answers_goes_on_to_a_handshake() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        use tokio::io::AsyncReadExt;
+
+        // A server that takes every connection and never answers: each handshake hangs until
+        // its timeout. Count the connections on which the client began SSH (sent its banner).
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("listen");
+        let port = listener.local_addr().expect("address").port();
+        let spoken = Arc::new(AtomicUsize::new(0));
+        let counter = spoken.clone();
+        let server = tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 256];
+                    if matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                    }
+                    while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+                });
+            }
+        });
+        let scratch = tempfile::tempdir().expect("scratch dir");
+        let command = super::super::parse_ssh_command(&format!("ssh -p {port} someone@127.0.0.1"))
+            .expect("parses");
+        let destination = Destination::resolve(&command, None).expect("resolves");
+        let options = ConnectOptions {
+            known_hosts: super::super::KnownHosts::only(scratch.path().join("known_hosts")),
+            connect_timeout: Duration::from_secs(1),
+            ..ConnectOptions::default()
+        };
+        // Attempts may start for 300 ms; the one handshake under way hangs for a second.
+        let result = redial(
+            &destination,
+            &Credentials::default(),
+            &options,
+            Duration::from_millis(300),
+        )
+        .await;
+        server.abort();
+        assert!(
+            matches!(result, Err(SshError::ConnectTimeout { .. })),
+            "nothing answered: {:?}",
+            result.err()
+        );
+        assert_eq!(
+            spoken.load(Ordering::SeqCst),
+            1,
+            "one handshake at a time: a connection taken by TCP is not raced by more handshakes"
+        );
+    }
 }
