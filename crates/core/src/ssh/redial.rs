@@ -90,8 +90,18 @@ pub(crate) async fn redial(
     let started = Instant::now();
     let loaded = LoadedKeys::load(credentials);
     let mut last_error = None;
+    // Kept across races, so a host that takes connections and drops them at once is still
+    // dialled only at the pace, not in a tight loop.
+    let mut next_start = started;
     loop {
-        let stream = first_tcp(destination, started, keep_trying_for, last_error.take()).await?;
+        let stream = first_tcp(
+            destination,
+            started,
+            keep_trying_for,
+            &mut next_start,
+            last_error.take(),
+        )
+        .await?;
         match connect_over(destination, stream, credentials, &loaded, options).await {
             Ok(connection) => {
                 tracing::info!(target = %destination.label(), after = ?started.elapsed(), "reconnected");
@@ -106,28 +116,28 @@ pub(crate) async fn redial(
     }
 }
 
-/// Race staggered TCP connects to `destination` until one is up (the others are dropped) or
-/// the redial's time is over.
+/// Race staggered TCP connects to `destination`, the first at `*next_start`, until one is up
+/// (the others are dropped) or the redial's time is over.
 async fn first_tcp(
     destination: &Destination,
     started: Instant,
     keep_trying_for: Duration,
+    next_start: &mut Instant,
     mut last_error: Option<SshError>,
 ) -> Result<tokio::net::TcpStream, SshError> {
     let pace = Pace::new(started);
     let mut connects = FuturesUnordered::new();
-    let mut next_start = Instant::now();
     loop {
         let now = Instant::now();
         let may_start = now.duration_since(started) < keep_trying_for;
-        if may_start && now >= next_start {
+        if may_start && now >= *next_start {
             connects.push(tcp_connect_within(destination, TCP_LIMIT));
-            next_start = now + pace.next(now);
+            *next_start = now + pace.next(now);
         }
         if !may_start && connects.is_empty() {
             return Err(last_error.unwrap_or_else(|| no_attempt(destination)));
         }
-        let wait = tokio::time::sleep_until(tokio::time::Instant::from_std(next_start));
+        let wait = tokio::time::sleep_until(tokio::time::Instant::from_std(*next_start));
         tokio::select! {
             Some(result) = connects.next(), if !connects.is_empty() => match result {
                 Ok(stream) => return Ok(stream),
@@ -264,9 +274,17 @@ mod tests {
         let loaded = LoadedKeys::load(&credentials);
         // Gone after it was read: a login that still reached for the file would fail.
         std::fs::remove_file(&key).expect("remove the key file");
-        let stream = first_tcp(&destination, Instant::now(), Duration::from_secs(10), None)
-            .await
-            .expect("sshd answers");
+        let now = Instant::now();
+        let mut next_start = now;
+        let stream = first_tcp(
+            &destination,
+            now,
+            Duration::from_secs(10),
+            &mut next_start,
+            None,
+        )
+        .await
+        .expect("sshd answers");
         connect_over(&destination, stream, &credentials, &loaded, &options)
             .await
             .unwrap_or_else(|err| panic!("the key read beforehand logs in: {err}\n{}", host.log()));
@@ -325,6 +343,52 @@ mod tests {
             spoken.load(Ordering::SeqCst),
             1,
             "one handshake at a time: a connection taken by TCP is not raced by more handshakes"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_host_that_drops_every_connection_is_still_dialled_only_at_the_pace() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+
+        // Takes each connection and closes it at once (sshd past MaxStartups does so): every
+        // handshake fails within moments, and each failure may be retried.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("listen");
+        let port = listener.local_addr().expect("address").port();
+        let taken = Arc::new(AtomicUsize::new(0));
+        let counter = taken.clone();
+        let server = tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                drop(socket);
+            }
+        });
+        let scratch = tempfile::tempdir().expect("scratch dir");
+        let command = super::super::parse_ssh_command(&format!("ssh -p {port} someone@127.0.0.1"))
+            .expect("parses");
+        let destination = Destination::resolve(&command, None).expect("resolves");
+        let options = ConnectOptions {
+            known_hosts: super::super::KnownHosts::only(scratch.path().join("known_hosts")),
+            ..ConnectOptions::default()
+        };
+        let keep_trying_for = Duration::from_millis(400);
+        let result = redial(
+            &destination,
+            &Credentials::default(),
+            &options,
+            keep_trying_for,
+        )
+        .await;
+        server.abort();
+        assert!(result.is_err(), "nothing let us in");
+        // Connects start only at pace ticks, at least 3/4 of the 50 ms pace apart.
+        let most = (keep_trying_for.as_millis() / 37 + 1) as usize;
+        let dialled = taken.load(Ordering::SeqCst);
+        assert!(
+            (1..=most).contains(&dialled),
+            "{dialled} connections in {keep_trying_for:?}: failures must not be retried in a tight loop"
         );
     }
 }
