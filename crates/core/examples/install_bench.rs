@@ -523,11 +523,19 @@ async fn reattach(bench: &Bench, args: &Args, rtt: Duration) -> BenchResult<()> 
         .iter()
         .find(|(at, state)| *at > restored && *state == LinkState::Connected);
     match (redialled, reconnected) {
-        (Some((gave_up, _)), Some((up, _))) => println!(
-            "  old connection given up {} after the cut; fresh connection up {} after the link was restored",
-            ms(cut_at, *gave_up),
-            ms(restored, *up)
-        ),
+        (Some((gave_up, _)), Some((up, _))) => {
+            println!(
+                "  old connection given up {} after the cut; fresh connection up {} after the link was restored",
+                ms(cut_at, *gave_up),
+                ms(restored, *up)
+            );
+            if let Some(latency) = first_after {
+                println!(
+                    "  fresh connection up -> first new byte: {} (one channel, one exec; compare the first command on a fresh connection above)",
+                    ms(*up, restored + latency)
+                );
+            }
+        }
         _ => println!("  no fresh connection: the old one carried on after the cut"),
     }
     println!(

@@ -33,6 +33,31 @@ async fn remote_sha256(target: &dyn Target, id: &JobId) -> String {
     out.stdout_text().trim().to_owned()
 }
 
+/// The client port of each connection sshd logged in, in order (its VERBOSE log:
+/// "Accepted publickey for USER from ADDR port PORT ssh2: …").
+fn logins(sshd_log: &str) -> Vec<String> {
+    sshd_log
+        .lines()
+        .filter(|line| line.contains("Accepted publickey for "))
+        .filter_map(client_port)
+        .collect()
+}
+
+/// Commands sshd started on the connection from `port` ("Starting session: command for USER
+/// from ADDR port PORT id N"): one per channel that ran something.
+fn sessions_on(sshd_log: &str, port: &str) -> usize {
+    sshd_log
+        .lines()
+        .filter(|line| line.contains("Starting session: "))
+        .filter(|line| client_port(line).as_deref() == Some(port))
+        .count()
+}
+
+fn client_port(line: &str) -> Option<String> {
+    let (_, after) = line.split_once(" port ")?;
+    Some(after.split_whitespace().next()?.to_owned())
+}
+
 fn pid_alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
@@ -148,6 +173,22 @@ async fn cut_link_during_attach(name: &str, keepalive: Duration) {
             .expect("attach ends with the job"),
         () = cutter => unreachable!(),
     };
+    // What the re-attach cost on the instance, from sshd's own log: one login after the cut
+    // (a single handshake, not one per redial attempt), and on that connection exactly two
+    // commands by the time attach returned: the log stream, carrying everything from the saved
+    // offset, and the state read once it ended. No probe or state read before the stream.
+    let sshd_log = wait_for_sessions(&host, 2).await;
+    let logged_in = logins(&sshd_log);
+    assert_eq!(
+        logged_in.len(),
+        2,
+        "the first connection and exactly one after the cut:\n{sshd_log}"
+    );
+    assert_eq!(
+        sessions_on(&sshd_log, &logged_in[1]),
+        2,
+        "on the new connection: the log stream, then the final state read:\n{sshd_log}"
+    );
     assert_eq!(end.state, JobState::Failed, "exit 5 is reported as failed");
     assert_eq!(end.exit_code, Some(5), "the job's own exit code");
     assert!(
@@ -163,6 +204,21 @@ async fn cut_link_during_attach(name: &str, keepalive: Duration) {
     );
     assert!(String::from_utf8_lossy(&got).ends_with(" line 299\ndone\n"));
     let _ = job::remove(&target, &JobRoot::Home, &id).await;
+}
+
+/// sshd's log once the newest connection shows at least `count` sessions. sshd's monitor process
+/// writes the log, a moment after the session itself has started.
+async fn wait_for_sessions(host: &TestHost, count: usize) -> String {
+    for _ in 0..100 {
+        let log = host.log();
+        if let Some(port) = logins(&log).last() {
+            if sessions_on(&log, port) >= count {
+                return log;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    host.log()
 }
 
 #[tokio::test]

@@ -396,3 +396,27 @@ async fn more_commands_than_max_sessions_wait_for_a_free_channel() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_reconnect_to_a_host_whose_key_changed_is_refused() {
+    let mut setup = Setup::new();
+    let target = setup.connect().await;
+    target
+        .run(&CommandSpec::new("true"))
+        .await
+        .expect("runs before the change");
+    // A re-imaged instance behind the same address: the link drops and the key is new. The
+    // redial dials only one handshake at a time and reads the key files beforehand, but every
+    // connection it makes is still judged against known_hosts.
+    setup.host.rotate_host_key();
+    setup.host.restart();
+    let err = target
+        .run(&CommandSpec::new("echo after"))
+        .await
+        .expect_err("a changed host key must never be trusted on a reconnect");
+    assert_eq!(
+        leasehold_core::Coded::code(&err),
+        "ssh.host_key_changed",
+        "refused for the changed key, at once and not after the reconnect window: {err}"
+    );
+}

@@ -27,6 +27,10 @@ pub(crate) const EXIT_NOT_STARTED: u32 = 19;
 pub(crate) const EXIT_NO_LOG: u32 = 3;
 /// The log stream polls every 0.2 s; after this many idle polls (1 s) it sends a heartbeat.
 const HEARTBEAT_POLLS: u32 = 5;
+/// Bytes of the backlog a log stream sends before the rest: one SSH packet that fits in a fresh
+/// TCP connection's first flight (ten segments), so a re-attach shows its first lines one
+/// round trip after the command starts rather than after slow start has carried 64 KiB.
+const FIRST_PIECE: u64 = 4096;
 /// How often the log stream sends a heartbeat while the log is idle.
 pub(crate) const HEARTBEAT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -128,7 +132,10 @@ exit 0
 /// size read goes out in this round.
 ///
 /// What the log already holds goes out first, before the job's state is read (a few processes
-/// fewer before a re-attach shows its first new byte).
+/// fewer before a re-attach shows its first new byte), and of that only [`FIRST_PIECE`] bytes,
+/// the rest a moment later: sshd packs whatever it reads at once into one SSH packet (up to
+/// 64 KiB), the reader can use none of it before the whole packet is in, and a fresh connection
+/// in TCP slow start carries 64 KiB only after a few round trips.
 ///
 /// While the log is idle a newline goes to stderr once a second (and once at the start): the
 /// heartbeat by which the reader tells a quiet job from a dead link (see `attach`). It never
@@ -141,6 +148,7 @@ idle=0
 printf '\n' >&2
 size=$(wc -c < "$d/log") || exit {no_log}
 size=$((size + 0))
+[ "$size" -le $((off + {first})) ] || size=$((off + {first}))
 if [ "$size" -gt "$off" ]; then
   tail -c +$((off + 1)) "$d/log" | head -c $((size - off)) || exit 1
   off=$size
@@ -169,6 +177,7 @@ done
         dir = dir_assignment(root, id),
         no_log = EXIT_NO_LOG,
         beats = HEARTBEAT_POLLS,
+        first = FIRST_PIECE,
     )
 }
 

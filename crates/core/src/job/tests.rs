@@ -239,6 +239,49 @@ async fn an_attach_dropped_midway_resumes_at_its_offset_without_loss_or_repeat()
 }
 
 #[tokio::test]
+async fn attaching_anywhere_in_a_long_backlog_delivers_exactly_the_rest() {
+    // The stream sends the first few KiB of a backlog on their own, then the rest: the seam
+    // between the two must neither lose nor repeat a byte, from any starting offset.
+    let jobs = Jobs::new();
+    let job = id("j-backlog");
+    start(
+        &LocalTarget,
+        &jobs.root,
+        &job,
+        "head -c 60000 /dev/urandom | base64",
+    )
+    .await
+    .expect("starts");
+    assert_eq!(wait_over(&jobs, &job).await.state, JobState::Succeeded);
+    let log = std::fs::read(jobs.folder(&job).join("log")).expect("log");
+    let len = log.len();
+    assert!(len > 3 * 4096, "a backlog of several pieces ({len} bytes)");
+    for from in [0, 1, 4095, 4096, 4097, 8193, len / 2, len - 1, len] {
+        let mut offset = from as u64;
+        let mut got = Vec::new();
+        let end = attach(
+            &LocalTarget,
+            &jobs.root,
+            &job,
+            &mut offset,
+            &mut |chunk: &[u8]| got.extend_from_slice(chunk),
+            AttachOptions::default(),
+        )
+        .await
+        .expect("attach");
+        assert_eq!(end.state, JobState::Succeeded);
+        assert!(
+            got == log[from..],
+            "from byte {from}: exactly the rest of the log"
+        );
+        assert_eq!(
+            offset, len as u64,
+            "from byte {from}: offset ends at the log's end"
+        );
+    }
+}
+
+#[tokio::test]
 async fn cancel_ends_the_whole_process_group_and_leaves_nothing() {
     let jobs = Jobs::new();
     let job = id("j-cancel");

@@ -121,12 +121,35 @@ pub fn load_private_key(path: &Path, passphrase: Option<&Secret>) -> Result<Priv
     }
 }
 
-/// Log in on an established transport. Returns the first method the server accepted.
+/// The key files of [`Credentials`], read (and decrypted) once. A redial reads them before the
+/// link is back and shares them among its attempts, so no attempt spends its time on disk reads
+/// or a passphrase's key derivation (bcrypt, tenths of a second) after the network returns.
+/// Held only while connecting: the decrypted keys are dropped with it.
+pub(crate) struct LoadedKeys(Vec<Result<Arc<PrivateKey>, SshError>>);
+
+impl LoadedKeys {
+    pub(crate) fn load(credentials: &Credentials) -> Self {
+        Self(
+            credentials
+                .keys
+                .iter()
+                .map(|key_file| {
+                    load_private_key(&key_file.path, key_file.passphrase.as_ref()).map(Arc::new)
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Log in on an established transport: key files, agent, password, in that order. The key files
+/// come from `loaded` when they were read beforehand, else each is read when its turn comes (a
+/// key after the one that works is never decrypted). Returns once the server accepted a method.
 pub(crate) async fn authenticate<H: Handler>(
     handle: &mut Handle<H>,
     host: &str,
     user: &str,
     credentials: &Credentials,
+    loaded: Option<&LoadedKeys>,
 ) -> Result<(), SshError> {
     let mut tried: Vec<String> = Vec::new();
     let mut key_problem: Option<SshError> = None;
@@ -135,8 +158,12 @@ pub(crate) async fn authenticate<H: Handler>(
         message: format!("during login: {err}"),
     };
 
-    for key_file in &credentials.keys {
-        let key = match load_private_key(&key_file.path, key_file.passphrase.as_ref()) {
+    for (index, key_file) in credentials.keys.iter().enumerate() {
+        let key = match loaded.and_then(|loaded| loaded.0.get(index)) {
+            Some(key) => key.clone(),
+            None => load_private_key(&key_file.path, key_file.passphrase.as_ref()).map(Arc::new),
+        };
+        let key = match key {
             Ok(key) => key,
             Err(err) => {
                 tracing::debug!(path = %key_file.path.display(), code = crate::Coded::code(&err), "key skipped");
@@ -154,7 +181,7 @@ pub(crate) async fn authenticate<H: Handler>(
             None
         };
         let result = handle
-            .authenticate_publickey(user, PrivateKeyWithHashAlg::new(Arc::new(key), hash))
+            .authenticate_publickey(user, PrivateKeyWithHashAlg::new(key, hash))
             .await
             .map_err(|e| dropped(&e))?;
         if result.success() {

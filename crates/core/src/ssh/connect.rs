@@ -10,7 +10,7 @@ use russh::client::{self, Handle};
 use russh::keys::{PublicKey, PublicKeyOrCertificate};
 use tokio::net::TcpStream;
 
-use super::auth::{authenticate, Credentials};
+use super::auth::{authenticate, Credentials, LoadedKeys};
 use super::destination::Destination;
 use super::error::KnownKey;
 use super::jump::jump_host_credentials;
@@ -181,20 +181,55 @@ pub(crate) async fn connect_attempt(
     let mut via: Option<Arc<Connection>> = None;
     for hop in &destination.jump {
         let hop_credentials = jump_host_credentials(hop);
-        let limit = if via.is_none() { tcp_limit } else { None };
-        let connection = connect_hop(hop, via.clone(), &hop_credentials, options, limit).await?;
+        let way = match via.take() {
+            None => Way::Dial(tcp_limit),
+            Some(previous) => Way::Through(previous),
+        };
+        let connection = connect_hop(hop, way, &hop_credentials, None, options).await?;
         via = Some(Arc::new(connection));
     }
-    let limit = if via.is_none() { tcp_limit } else { None };
-    connect_hop(destination, via, credentials, options, limit).await
+    let way = match via {
+        None => Way::Dial(tcp_limit),
+        Some(previous) => Way::Through(previous),
+    };
+    connect_hop(destination, way, credentials, None, options).await
+}
+
+/// Handshake and login on a TCP connection to `destination` (no jump hosts) that is already up,
+/// with key files read beforehand: the part of a redial after its winning TCP connect.
+pub(crate) async fn connect_over(
+    destination: &Destination,
+    stream: TcpStream,
+    credentials: &Credentials,
+    loaded: &LoadedKeys,
+    options: &ConnectOptions,
+) -> Result<Connection, SshError> {
+    connect_hop(
+        destination,
+        Way::Connected(stream),
+        credentials,
+        Some(loaded),
+        options,
+    )
+    .await
+}
+
+/// How the byte stream to a hop is reached.
+enum Way {
+    /// Dial TCP, giving up the connect after the limit when one is set.
+    Dial(Option<Duration>),
+    /// A TCP connection already made.
+    Connected(TcpStream),
+    /// A channel through the previous hop (kept alive with the connection).
+    Through(Arc<Connection>),
 }
 
 async fn connect_hop(
     hop: &Destination,
-    via: Option<Arc<Connection>>,
+    way: Way,
     credentials: &Credentials,
+    loaded: Option<&LoadedKeys>,
     options: &ConnectOptions,
-    tcp_limit: Option<Duration>,
 ) -> Result<Connection, SshError> {
     // Ask for the key types this host is known by first, so a host that also has keys of other
     // types proves itself with the one we can check.
@@ -225,21 +260,29 @@ async fn connect_hop(
     let steps = &options.observer;
     let result = connect_hop_steps(
         hop,
-        via,
-        credentials,
+        way,
+        Login {
+            credentials,
+            loaded,
+        },
         options,
         HopClient {
             config,
             handler,
             outcome,
         },
-        tcp_limit,
     )
     .await;
     if result.is_err() {
         steps.fail_running();
     }
     result
+}
+
+/// What a hop is logged in with: the credentials, and their key files when already read.
+struct Login<'a> {
+    credentials: &'a Credentials,
+    loaded: Option<&'a LoadedKeys>,
 }
 
 /// The russh client of one hop: its configuration, the host key judge and where the judge
@@ -252,11 +295,10 @@ struct HopClient {
 
 async fn connect_hop_steps(
     hop: &Destination,
-    via: Option<Arc<Connection>>,
-    credentials: &Credentials,
+    way: Way,
+    login: Login<'_>,
     options: &ConnectOptions,
     hop_client: HopClient,
-    tcp_limit: Option<Duration>,
 ) -> Result<Connection, SshError> {
     let HopClient {
         config,
@@ -265,25 +307,25 @@ async fn connect_hop_steps(
     } = hop_client;
     let steps = &options.observer;
     let timeout = hop.connect_timeout.unwrap_or(options.connect_timeout);
+    let mut via = None;
     let handshake = async {
         steps.started(ConnectStep::Tcp);
-        let result = match &via {
-            None => {
+        let result = match way {
+            Way::Dial(tcp_limit) => {
                 let stream = match tcp_limit {
                     None => tcp_connect(hop).await?,
-                    Some(limit) => tokio::time::timeout(limit, tcp_connect(hop))
-                        .await
-                        .map_err(|_| SshError::Unreachable {
-                            host: hop.host.clone(),
-                            port: hop.port,
-                            message: format!("no answer to the TCP connect within {limit:?}"),
-                        })??,
+                    Some(limit) => tcp_connect_within(hop, limit).await?,
                 };
                 steps.done(ConnectStep::Tcp);
                 steps.started(ConnectStep::Handshake);
                 client::connect_stream(config, QuickAckStream::new(stream), handler).await
             }
-            Some(jump) => {
+            Way::Connected(stream) => {
+                steps.done(ConnectStep::Tcp);
+                steps.started(ConnectStep::Handshake);
+                client::connect_stream(config, QuickAckStream::new(stream), handler).await
+            }
+            Way::Through(jump) => {
                 let channel = jump
                     .handle
                     .channel_open_direct_tcpip(
@@ -298,6 +340,7 @@ async fn connect_hop_steps(
                         port: hop.port,
                         message: format!("the jump host could not reach it: {err}"),
                     })?;
+                via = Some(jump);
                 steps.done(ConnectStep::Tcp);
                 steps.started(ConnectStep::Handshake);
                 client::connect_stream(config, channel.into_stream(), handler).await
@@ -324,7 +367,13 @@ async fn connect_hop_steps(
     steps.started(ConnectStep::Auth);
     tokio::time::timeout(
         Duration::from_secs(60),
-        authenticate(&mut handle, &hop.host, &hop.user, credentials),
+        authenticate(
+            &mut handle,
+            &hop.host,
+            &hop.user,
+            login.credentials,
+            login.loaded,
+        ),
     )
     .await
     .map_err(|_| SshError::ConnectTimeout {
@@ -334,6 +383,20 @@ async fn connect_hop_steps(
     })??;
     steps.done(ConnectStep::Auth);
     Ok(Connection { handle, _via: via })
+}
+
+/// [`tcp_connect`], given up after `limit` (a SYN lost on a dead path is not waited out).
+pub(crate) async fn tcp_connect_within(
+    hop: &Destination,
+    limit: Duration,
+) -> Result<TcpStream, SshError> {
+    tokio::time::timeout(limit, tcp_connect(hop))
+        .await
+        .map_err(|_| SshError::Unreachable {
+            host: hop.host.clone(),
+            port: hop.port,
+            message: format!("no answer to the TCP connect within {limit:?}"),
+        })?
 }
 
 async fn tcp_connect(hop: &Destination) -> Result<TcpStream, SshError> {
