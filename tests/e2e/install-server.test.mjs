@@ -13,7 +13,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
-import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { connectWithKey, finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
 import { freePort } from './lib/net.mjs'
 import { startSshd } from './lib/sshd.mjs'
 import { waitFor } from './lib/webdriver.mjs'
@@ -93,19 +93,7 @@ describe('install a model server', () => {
     await goTo(s, 'rentals')
     await s.click('[data-testid="rental-card"]')
     await s.waitFor('[data-testid="screen-instance"] [data-testid="instance-ssh"]')
-    await s.click('[data-testid="instance-connect"]')
-    await s.waitFor('[data-testid="connect-where"]')
-    await s.type('[data-testid="ssh-command"]', host.sshCommand)
-    await s.click('[data-testid="connect-next"]')
-    await s.waitFor('[data-testid="connect-login"]')
-    await s.click('[data-testid="auth-key"]')
-    await s.select('[data-testid="key-choice"]', '__custom__')
-    await s.type('[data-testid="key-path"]', host.clientKey)
-    await s.click('[data-testid="connect-next"]')
-    await s.waitFor('[data-testid="connect-test"]')
-    await s.click('[data-testid="connect-run"]')
-    await s.click('[data-testid="fingerprint-accept"]')
-    await s.waitFor('[data-testid="connect-success"]', { timeoutMs: 30_000 })
+    await connectWithKey(s, host.sshCommand, host.clientKey)
 
     await s.click('[data-testid="tab-install"]')
     await s.waitFor('[data-testid="screen-install"]')

@@ -12,7 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
-import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { connectWithKey, finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
 import { startCutLink } from './lib/cutlink.mjs'
 import { startSshd } from './lib/sshd.mjs'
 import { waitFor } from './lib/webdriver.mjs'
@@ -63,19 +63,7 @@ describe('install', () => {
     await goTo(s, 'rentals')
     await s.click('[data-testid="rental-card"]')
     await s.waitFor('[data-testid="screen-instance"] [data-testid="instance-ssh"]')
-    await s.click('[data-testid="instance-connect"]')
-    await s.waitFor('[data-testid="connect-where"]')
-    await s.type('[data-testid="ssh-command"]', `ssh -p ${link.port} ${host.user}@127.0.0.1`)
-    await s.click('[data-testid="connect-next"]')
-    await s.waitFor('[data-testid="connect-login"]')
-    await s.click('[data-testid="auth-key"]')
-    await s.select('[data-testid="key-choice"]', '__custom__')
-    await s.type('[data-testid="key-path"]', host.clientKey)
-    await s.click('[data-testid="connect-next"]')
-    await s.waitFor('[data-testid="connect-test"]')
-    await s.click('[data-testid="connect-run"]')
-    await s.click('[data-testid="fingerprint-accept"]')
-    await s.waitFor('[data-testid="connect-success"]', { timeoutMs: 30_000 })
+    await connectWithKey(s, `ssh -p ${link.port} ${host.user}@127.0.0.1`, host.clientKey)
 
     await s.click('[data-testid="tab-install"]')
     await s.waitFor('[data-testid="screen-install"]')

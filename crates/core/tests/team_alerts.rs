@@ -4,39 +4,23 @@
 //! instance (once per idle stretch), Bob's own app does too, and Carol's, not named, does not.
 //! The last Verify of an instance reaches the team only from a member who opted in.
 
+mod team_common;
+
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
 use leasehold_core::monitor::history::{self, GpuMinute};
 use leasehold_core::remind::{self, ReminderKind, ReminderRules};
-use leasehold_core::ssh::Secret;
 use leasehold_core::store::Store;
-use leasehold_core::team::{self, ConnectRequest, TeamError};
+use leasehold_core::team::{self, TeamError};
 use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
+use team_common::{joined_laptop, Laptop};
 
 fn t(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap() + Duration::minutes(minutes)
 }
 
-struct Laptop {
-    _dir: tempfile::TempDir,
-    store: Store,
-}
-
 async fn laptop(url: &str, member: &str) -> Laptop {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&dir.path().join("ledger.sqlite3"))
-        .await
-        .expect("open the laptop's database");
-    let request = ConnectRequest {
-        url: url.to_owned(),
-        member: member.to_owned(),
-        team: "lab".to_owned(),
-        password: Some(Secret::new(PG_PASSWORD)),
-    };
-    team::connect(&store, request, t(0))
-        .await
-        .unwrap_or_else(|err| panic!("{member} joins the team: {err}"));
-    Laptop { _dir: dir, store }
+    joined_laptop(url, member, t(0)).await
 }
 
 /// Bob's A100 at 10/h, started at t(0).

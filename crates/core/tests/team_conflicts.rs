@@ -4,38 +4,22 @@
 //! and after a sync both laptops compute the same bill from the kept release with no conflict
 //! left; two members choosing opposite ways before syncing end with the earlier choice on both.
 
+mod team_common;
+
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
-use leasehold_core::ssh::Secret;
 use leasehold_core::store::Store;
-use leasehold_core::team::{self, ConnectRequest, TeamError};
+use leasehold_core::team::{self, TeamError};
 use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
 use rust_decimal::Decimal;
+use team_common::{joined_laptop, Laptop};
 
 fn h(hours: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).unwrap() + Duration::hours(hours)
 }
 
-struct Laptop {
-    _dir: tempfile::TempDir,
-    store: Store,
-}
-
 async fn laptop(url: &str, member: &str) -> Laptop {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&dir.path().join("ledger.sqlite3"))
-        .await
-        .expect("open the laptop's database");
-    let request = ConnectRequest {
-        url: url.to_owned(),
-        member: member.to_owned(),
-        team: "lab".to_owned(),
-        password: Some(Secret::new(PG_PASSWORD)),
-    };
-    team::connect(&store, request, h(0))
-        .await
-        .unwrap_or_else(|err| panic!("{member} joins the team: {err}"));
-    Laptop { _dir: dir, store }
+    joined_laptop(url, member, h(0)).await
 }
 
 async fn sync(laptop: &Laptop) -> team::SyncReport {

@@ -3,14 +3,16 @@
 //! the laptop that recorded them; hostile text survives the trip byte for byte; a link cut in the
 //! middle of the `COPY` leaves nothing on the server and a second push sends everything once.
 
+mod team_common;
+
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
-use leasehold_core::ssh::Secret;
 use leasehold_core::store::Store;
-use leasehold_core::team::{self, ConnectRequest};
-use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
+use leasehold_core::team;
+use leasehold_testkit::postgres::TestPostgres;
 use leasehold_testkit::tcp_proxy::{TcpProxy, Trip};
 use rust_decimal::Decimal;
+use team_common::{laptop, Laptop};
 
 /// Instances of the busy laptop; three events each, enough for the `COPY` path.
 const INSTANCES: i64 = 350;
@@ -24,31 +26,8 @@ fn later() -> DateTime<Utc> {
     h(100)
 }
 
-struct Laptop {
-    _dir: tempfile::TempDir,
-    store: Store,
-}
-
-async fn laptop() -> Laptop {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&dir.path().join("ledger.sqlite3"))
-        .await
-        .expect("open the laptop's database");
-    Laptop { _dir: dir, store }
-}
-
 async fn join(laptop: &Laptop, url: &str, member: &str) {
-    // Later syncs read the password as libpq would (no keychain here).
-    std::env::set_var("PGPASSWORD", PG_PASSWORD);
-    let request = ConnectRequest {
-        url: url.to_owned(),
-        member: member.to_owned(),
-        team: "lab".to_owned(),
-        password: Some(Secret::new(PG_PASSWORD)),
-    };
-    team::connect(&laptop.store, request, h(0))
-        .await
-        .unwrap_or_else(|err| panic!("{member} joins the team: {err}"));
+    team_common::join(laptop, url, member, h(0)).await
 }
 
 /// Text another member's laptop might send: everything a text or CSV `COPY` would have to

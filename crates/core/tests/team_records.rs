@@ -4,47 +4,24 @@
 //! other recorded after a sync; a budget changed on both converges to the later change; a
 //! reminder fired on one laptop is not fired again by the other's scheduler.
 
+mod team_common;
+
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
 use leasehold_core::remind;
-use leasehold_core::ssh::Secret;
 use leasehold_core::store::backups::{self, BackupItemRow, BackupRow, ReleaseCheckRow};
 use leasehold_core::store::{reminders, Store};
-use leasehold_core::team::{self, ConnectRequest};
-use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
+use leasehold_core::team;
+use leasehold_testkit::postgres::TestPostgres;
 use rust_decimal::Decimal;
+use team_common::{laptop, Laptop};
 
 fn h(hours: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 2, 8, 0, 0).unwrap() + Duration::hours(hours)
 }
 
-struct Laptop {
-    _dir: tempfile::TempDir,
-    store: Store,
-}
-
-async fn laptop() -> Laptop {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open(&dir.path().join("ledger.sqlite3"))
-        .await
-        .expect("open the laptop's database");
-    Laptop { _dir: dir, store }
-}
-
 async fn join(laptop: &Laptop, url: &str, member: &str) {
-    std::env::set_var("PGPASSWORD", PG_PASSWORD);
-    team::connect(
-        &laptop.store,
-        ConnectRequest {
-            url: url.to_owned(),
-            member: member.to_owned(),
-            team: "lab".to_owned(),
-            password: Some(Secret::new(PG_PASSWORD)),
-        },
-        h(0),
-    )
-    .await
-    .unwrap_or_else(|err| panic!("{member} joins the team: {err}"));
+    team_common::join(laptop, url, member, h(0)).await
 }
 
 async fn sync(laptop: &Laptop, now: DateTime<Utc>) -> team::SyncReport {

@@ -49,3 +49,23 @@ export async function switchLanguage(s, language) {
   const expected = language === 'en' ? 'Settings' : '设置'
   await waitFor(async () => (await s.text('[data-testid="page-title"]')) === expected, { what: `Settings in ${language}` })
 }
+
+/**
+ * From an instance page: Connect with `sshCommand` and the key file `keyPath`, trusting the host
+ * key the first time it is met, until the connection succeeds.
+ */
+export async function connectWithKey(s, sshCommand, keyPath) {
+  await s.click('[data-testid="instance-connect"]')
+  await s.waitFor('[data-testid="connect-where"]')
+  await s.type('[data-testid="ssh-command"]', sshCommand)
+  await s.click('[data-testid="connect-next"]')
+  await s.waitFor('[data-testid="connect-login"]')
+  await s.click('[data-testid="auth-key"]')
+  await s.select('[data-testid="key-choice"]', '__custom__')
+  await s.type('[data-testid="key-path"]', keyPath)
+  await s.click('[data-testid="connect-next"]')
+  await s.waitFor('[data-testid="connect-test"]')
+  await s.click('[data-testid="connect-run"]')
+  await s.click('[data-testid="fingerprint-accept"]')
+  await s.waitFor('[data-testid="connect-success"]', { timeoutMs: 30_000 })
+}
