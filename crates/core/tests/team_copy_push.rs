@@ -27,7 +27,7 @@ fn later() -> DateTime<Utc> {
 }
 
 async fn join(laptop: &Laptop, url: &str, member: &str) {
-    team_common::join(laptop, url, member, h(0)).await
+    team_common::join(laptop, url, member, h(0)).await;
 }
 
 /// Text another member's laptop might send: everything a text or CSV `COPY` would have to

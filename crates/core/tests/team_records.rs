@@ -21,7 +21,7 @@ fn h(hours: i64) -> DateTime<Utc> {
 }
 
 async fn join(laptop: &Laptop, url: &str, member: &str) {
-    team_common::join(laptop, url, member, h(0)).await
+    team_common::join(laptop, url, member, h(0)).await;
 }
 
 async fn sync(laptop: &Laptop, now: DateTime<Utc>) -> team::SyncReport {
