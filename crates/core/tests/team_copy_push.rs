@@ -202,3 +202,56 @@ async fn a_link_cut_mid_copy_leaves_nothing_on_the_server_and_the_next_push_send
     assert_eq!(events(&bob.store).await, events(&alice.store).await);
     assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
 }
+
+/// The server answered a `COPY` push but the answer never arrived (here: this laptop forgets it
+/// pushed), while more events were recorded: the next push sends a chunk the server holds in
+/// part. Its events already there are skipped, the new ones are added once, and a second laptop
+/// ends with exactly the first one's events and bills.
+#[tokio::test]
+async fn a_copy_push_of_events_the_server_partly_holds_adds_only_the_new_ones() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop().await, laptop().await);
+    join(&alice, &pg.url(), "alice").await;
+    join(&bob, &pg.url(), "bob").await;
+    busy_laptop(&alice.store, INSTANCES).await;
+    let first = team::sync(&alice.store, later()).await.expect("first push");
+    assert_eq!(first.pushed, EVENTS);
+    let seq_before: i64 = pg
+        .psql("SELECT max(seq) FROM ledger_events")
+        .parse()
+        .unwrap();
+
+    for i in 0..INSTANCES {
+        let name = format!("a-{i}");
+        if i < 8 {
+            continue; // renamed to hostile text by `busy_laptop`
+        }
+        ledger::record(&alice.store, &name, PowerAction::Start, h(10))
+            .await
+            .expect("start again");
+    }
+    let new_events = INSTANCES - 8;
+    sqlx::query("UPDATE ledger_events SET shared = 0")
+        .execute(alice.store.pool())
+        .await
+        .expect("forget what was pushed");
+
+    let again = team::sync(&alice.store, later()).await.expect("push again");
+    assert_eq!(again.pushed, new_events, "only the new events are new");
+    assert_eq!(
+        pg.psql("SELECT count(DISTINCT uid) || ' ' || count(*) FROM ledger_events"),
+        format!("{0} {0}", EVENTS + new_events),
+        "every event once on the server"
+    );
+    assert_eq!(
+        pg.psql(&format!(
+            "SELECT count(*) FROM ledger_events WHERE seq > {seq_before}"
+        )),
+        new_events.to_string(),
+        "the new events are numbered after the first push, for pullers to find"
+    );
+    let pulled = team::sync(&bob.store, later()).await.expect("bob syncs");
+    assert_eq!(pulled.pulled, EVENTS + new_events);
+    assert_eq!(events(&bob.store).await, events(&alice.store).await);
+    assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
+}

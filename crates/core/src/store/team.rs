@@ -4,6 +4,7 @@
 //! laptop replays identical values. `crate::team` decides what is pushed and pulled.
 
 use chrono::{DateTime, Utc};
+use serde::Deserialize;
 use sqlx::{FromRow, SqliteConnection};
 
 use super::StoreError;
@@ -97,8 +98,9 @@ pub async fn set_last_sync(
 }
 
 /// One event not yet on the server, with its instance and (for `created`/`rule_changed`) its
-/// rules version: everything the server needs to hold it.
-#[derive(Debug, Clone, FromRow)]
+/// rules version: everything the server needs to hold it. Read as a JSON array per row, so the
+/// fields are in [`pending_events`]' column order.
+#[derive(Debug, Clone, Deserialize)]
 pub struct PendingEvent {
     pub event_id: i64,
     pub uid: String,
@@ -117,12 +119,11 @@ pub struct PendingEvent {
     pub planned_hours: Option<String>,
     pub instance_created_at: String,
     pub instance_recorded_by: String,
-    #[sqlx(flatten)]
     pub rules: PendingRules,
 }
 
 /// The rules columns of a [`PendingEvent`]; all `None` for events without rules.
-#[derive(Debug, Clone, FromRow)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct PendingRules {
     pub rules_uid: Option<String>,
     pub effective_from: Option<String>,
@@ -149,29 +150,30 @@ pub async fn pending_events(
     after_id: i64,
     limit: i64,
 ) -> Result<Vec<PendingEvent>, StoreError> {
-    Ok(sqlx::query_as::<_, PendingEvent>(
-        "SELECT e.id AS event_id, e.uid, e.kind, CAST(e.at AS TEXT) AS at,
-                coalesce(e.recorded_by, ?1) AS recorded_by, coalesce(e.origin_seq, e.id) AS origin_seq,
-                e.traffic_gb,
-                i.uid AS instance_uid, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
-                i.planned_hours, CAST(i.created_at AS TEXT) AS instance_created_at,
-                coalesce(i.recorded_by, ?1) AS instance_recorded_by,
-                r.uid AS rules_uid, CAST(r.effective_from AS TEXT) AS effective_from,
-                r.price_per_gpu_hour, r.gpu_count, r.billing_starts, r.stopped_billing,
-                r.stopped_rate, r.no_gpu_rate, r.data_disk_per_hour, r.snapshot_per_hour,
-                r.public_ip_per_hour, r.traffic_per_gb, r.granularity, r.wipe_after_stopped_days
-         FROM ledger_events e
+    // One JSON array per event, in `PendingEvent`'s field order (see `bulk`).
+    let doc: Option<String> = sqlx::query_scalar(
+        "SELECT json_group_array(json_array(
+                e.id, e.uid, e.kind, CAST(e.at AS TEXT), coalesce(e.recorded_by, ?1),
+                coalesce(e.origin_seq, e.id), e.traffic_gb,
+                i.uid, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
+                i.planned_hours, CAST(i.created_at AS TEXT), coalesce(i.recorded_by, ?1),
+                json_array(r.uid, CAST(r.effective_from AS TEXT), r.price_per_gpu_hour,
+                           r.gpu_count, r.billing_starts, r.stopped_billing, r.stopped_rate,
+                           r.no_gpu_rate, r.data_disk_per_hour, r.snapshot_per_hour,
+                           r.public_ip_per_hour, r.traffic_per_gb, r.granularity,
+                           r.wipe_after_stopped_days)))
+         FROM (SELECT * FROM ledger_events WHERE shared = 0 AND id > ?2 ORDER BY id LIMIT ?3) e
          JOIN instances i ON i.id = e.instance_id
-         LEFT JOIN billing_rules r ON r.id = e.rules_id
-         WHERE e.shared = 0 AND e.id > ?2
-         ORDER BY e.id
-         LIMIT ?3",
+         LEFT JOIN billing_rules r ON r.id = e.rules_id",
     )
     .bind(member)
     .bind(after_id)
     .bind(limit)
-    .fetch_all(conn)
-    .await?)
+    .fetch_one(conn)
+    .await?;
+    let mut events: Vec<PendingEvent> = super::bulk::json_rows("pending events", doc)?;
+    events.sort_unstable_by_key(|e| e.event_id);
+    Ok(events)
 }
 
 pub async fn count_pending(conn: &mut SqliteConnection) -> Result<i64, StoreError> {

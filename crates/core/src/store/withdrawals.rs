@@ -3,10 +3,12 @@
 //! withdrawn events out through the `withdrawn_events` view; `crate::team::conflicts` records,
 //! shares and pulls these rows.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, SqliteConnection};
 
-use super::StoreError;
+use super::{bulk, StoreError};
 
 /// One resolution.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
@@ -86,17 +88,73 @@ pub async fn event(
 
 /// Every instance's events as replays see them (withdrawn ones left out), grouped by instance
 /// and within an instance in the order `ledger::events_for` returns them, with each event's uid
-/// and recorder: one query for the whole working copy (the team's conflict report).
+/// and recorder: the whole working copy in one read (the team's conflict report after each sync).
 pub async fn replayed_events_all(
     conn: &mut SqliteConnection,
 ) -> Result<Vec<ReplayedEvent>, StoreError> {
-    Ok(sqlx::query_as::<_, ReplayedEvent>(
-        "SELECT * FROM ledger_events
-         WHERE NOT EXISTS (SELECT 1 FROM withdrawn_events w WHERE w.event_uid = ledger_events.uid)
-         ORDER BY instance_id, at, coalesce(recorded_by, ''), coalesce(origin_seq, id), uid",
+    let withdrawn: HashSet<String> = sqlx::query_scalar("SELECT event_uid FROM withdrawn_events")
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .collect();
+    let doc: Option<String> = sqlx::query_scalar(
+        "SELECT json_group_array(json_array(id, instance_id, kind, at, rules_id, traffic_gb, uid,
+                                            recorded_by, origin_seq))
+         FROM ledger_events",
     )
-    .fetch_all(conn)
-    .await?)
+    .fetch_one(&mut *conn)
+    .await?;
+    type Row = (
+        i64,
+        i64,
+        String,
+        String,
+        Option<i64>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+    );
+    let mut rows: Vec<Row> = bulk::json_rows("ledger events", doc)?;
+    rows.retain(|row| row.6.as_ref().is_none_or(|uid| !withdrawn.contains(uid)));
+    // `ledger::events_for`'s order, compared the way SQLite compares: text byte by byte.
+    rows.sort_unstable_by(|a, b| {
+        (
+            a.1,
+            &a.3,
+            a.7.as_deref().unwrap_or(""),
+            a.8.unwrap_or(a.0),
+            &a.6,
+        )
+            .cmp(&(
+                b.1,
+                &b.3,
+                b.7.as_deref().unwrap_or(""),
+                b.8.unwrap_or(b.0),
+                &b.6,
+            ))
+    });
+    rows.into_iter()
+        .map(
+            |(id, instance_id, kind, at, rules_id, traffic_gb, uid, recorded_by, _)| {
+                Ok(ReplayedEvent {
+                    event: super::ledger::EventRow {
+                        id,
+                        instance_id,
+                        kind,
+                        at: bulk::stored_time("event time", &at)?,
+                        rules_id,
+                        traffic_gb,
+                    },
+                    uid: uid.ok_or_else(|| StoreError::Corrupt {
+                        what: "event uid",
+                        value: id.to_string(),
+                    })?,
+                    recorded_by,
+                })
+            },
+        )
+        .collect()
 }
 
 /// An event with its team identity, as [`replayed_events_all`] returns it.

@@ -3,9 +3,9 @@
 //! Why binary and not text or CSV: every field is written as its length and its bytes, so
 //! another laptop's text (names, notes: untrusted) needs no escaping at all — a tab, newline,
 //! backslash, quote or `\N` in a value is just bytes, and NULL is a length of -1, never a
-//! marker a value could spell. Only `text` and `int8` fields are written; the push statement
-//! casts them as the single-row path does. (A NUL character is refused by the server in both
-//! formats, as in any PostgreSQL text value.)
+//! marker a value could spell. Fields are `text`, `int8`, `uuid` and `jsonb`, each in the
+//! column type's own binary form. (A NUL character is refused by the server in both formats, as
+//! in any PostgreSQL text value.)
 //!
 //! Format: <https://www.postgresql.org/docs/current/sql-copy.html#id-1.9.3.55.9.4>
 
@@ -57,6 +57,26 @@ impl CopyRows {
         self.left_in_row -= 1;
         self.buf.extend_from_slice(&8i32.to_be_bytes());
         self.buf.extend_from_slice(&value.to_be_bytes());
+    }
+
+    pub fn uuid(&mut self, value: uuid::Uuid) {
+        self.left_in_row -= 1;
+        self.buf.extend_from_slice(&16i32.to_be_bytes());
+        self.buf.extend_from_slice(value.as_bytes());
+    }
+
+    /// A `jsonb` field: the format's version byte (1), then the JSON text.
+    pub fn jsonb(&mut self, json: Option<&str>) {
+        self.left_in_row -= 1;
+        match json {
+            None => self.buf.extend_from_slice(&(-1i32).to_be_bytes()),
+            Some(text) => {
+                let len = i32::try_from(text.len() + 1).unwrap_or(i32::MAX);
+                self.buf.extend_from_slice(&len.to_be_bytes());
+                self.buf.push(1);
+                self.buf.extend_from_slice(text.as_bytes());
+            }
+        }
     }
 
     /// The payload with its trailer.

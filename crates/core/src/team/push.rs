@@ -1,11 +1,13 @@
-//! Push: the events this laptop recorded that the server does not hold yet, in chunks, each
-//! one statement (one round trip once prepared).
+//! Push: the events this laptop recorded that the server does not hold yet, in chunks.
 //!
-//! Each statement bumps the team's sequence counter (a row lock held until it commits, so the
+//! Each chunk bumps the team's sequence counter (a row lock held until it commits, so the
 //! team's pushes commit one after another in sequence order), inserts the chunk's instances and
-//! events with `ON CONFLICT (uid) DO NOTHING`, and reports how many events were new. Only after
-//! the server answered are the events marked shared here; if the link drops in between, the next
-//! push sends them again and the server ignores the copies: nothing is lost or doubled.
+//! events, skipping any the server holds already, and reports how many events were new. A small
+//! chunk (an incremental sync) is one statement, one round trip once prepared. A large one
+//! travels by `COPY`: straight into the table when the server holds none of its events, through
+//! a staging table and `ON CONFLICT (uid) DO NOTHING` when it does. Only after the server
+//! answered are the events marked shared here; if the link drops in between, the next push sends
+//! them again and the server ignores the copies: nothing is lost or doubled.
 
 use super::server::Server;
 use super::TeamError;
@@ -16,43 +18,60 @@ use crate::store::{Store, StoreError};
 /// enough that one statement stays a few megabytes.
 pub const CHUNK: i64 = 25_000;
 
-/// From this many events on, a chunk travels by `COPY` into a staging table (a few more round
-/// trips, far less work for the server per row); below it, the one-statement path keeps an
-/// incremental sync at one round trip.
+/// The first chunk is smaller: the server starts on it sooner, and the next chunk is read here
+/// while it works.
+const FIRST_CHUNK: i64 = 5_000;
+
+/// From this many events on, a chunk travels by `COPY` (a few more round trips, far less work
+/// for the server per row); below it, the one-statement path keeps an incremental sync at one
+/// round trip.
 pub const COPY_FROM: usize = 1_000;
 
-/// The staging table of one `COPY` push: gone at the end of its transaction. The instance
-/// columns are filled on the first event of each instance in the chunk only.
+/// Numbers a chunk under the team's row lock (held to commit, so the team's pushes commit one
+/// after another in sequence order): the chunk's events get `base + 1 ..= base + n`.
+const BUMP: &str =
+    "UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2";
+
+/// The chunk's instances (each once), before its events.
+const INSERT_INSTANCES: &str = "
+INSERT INTO instances (uid, team_id, name, provider, region, gpu_model, currency, notes,
+                       planned_hours, created_at, recorded_by)
+SELECT i.uid::uuid, $1, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
+       i.planned_hours, i.created_at, i.recorded_by
+FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+            $9::text[], $10::text[], $11::text[])
+     AS i(uid, name, provider, region, gpu_model, currency, notes, planned_hours, created_at,
+          recorded_by)
+ON CONFLICT (uid) DO NOTHING";
+
+/// A chunk none of whose events the server holds goes straight into the table, as fast as the
+/// server can take rows.
+const COPY_EVENTS: &str = "COPY ledger_events (uid, team_id, seq, instance_uid, kind, at,
+    recorded_by, origin_seq, laptop, traffic_gb, rules) FROM STDIN (FORMAT binary)";
+
+/// A chunk the server holds some events of (its commit reached the server but the answer never
+/// came back, or another sync of this laptop ran at the same time) goes through a staging table
+/// and `ON CONFLICT (uid) DO NOTHING`: gone at the end of its transaction.
 const STAGING: &str = "
 CREATE TEMP TABLE team_push_staging (
-    ord bigint, uid text, instance_uid text, kind text, at text, recorded_by text,
-    origin_seq bigint, traffic_gb text, rules text,
-    i_name text, i_provider text, i_region text, i_gpu_model text, i_currency text, i_notes text,
-    i_planned_hours text, i_created_at text, i_recorded_by text
+    ord bigint, uid uuid, instance_uid uuid, kind text, at text, recorded_by text,
+    origin_seq bigint, traffic_gb text, rules jsonb
 ) ON COMMIT DROP";
 
 /// Columns of [`STAGING`].
-const STAGING_COLUMNS: i16 = 18;
+const STAGING_COLUMNS: i16 = 9;
 
-/// [`PUSH`] reading the staged chunk: the same numbering under the team's row lock, the same
-/// `ON CONFLICT (uid) DO NOTHING`.
+/// Columns of [`COPY_EVENTS`].
+const EVENT_COLUMNS: i16 = 11;
+
+/// The staged chunk's new events, numbered from the base the chunk was given.
 const PUSH_STAGED: &str = "
-WITH bump AS (
-    UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2 AS base
-), new_instances AS (
-    INSERT INTO instances (uid, team_id, name, provider, region, gpu_model, currency, notes,
-                           planned_hours, created_at, recorded_by)
-    SELECT s.instance_uid::uuid, $1, s.i_name, s.i_provider, s.i_region, s.i_gpu_model,
-           s.i_currency, s.i_notes, s.i_planned_hours, s.i_created_at, s.i_recorded_by
-    FROM team_push_staging s
-    WHERE s.i_created_at IS NOT NULL
-    ON CONFLICT (uid) DO NOTHING
-), new_events AS (
+WITH new_events AS (
     INSERT INTO ledger_events (uid, team_id, seq, instance_uid, kind, at, recorded_by, origin_seq,
                                laptop, traffic_gb, rules)
-    SELECT s.uid::uuid, $1, bump.base + s.ord, s.instance_uid::uuid, s.kind, s.at, s.recorded_by,
-           s.origin_seq, $3::uuid, s.traffic_gb, s.rules::jsonb
-    FROM bump, team_push_staging s
+    SELECT s.uid, $1, $2 + s.ord, s.instance_uid, s.kind, s.at, s.recorded_by, s.origin_seq,
+           $3::uuid, s.traffic_gb, s.rules
+    FROM team_push_staging s
     ON CONFLICT (uid) DO NOTHING
     RETURNING 1
 )
@@ -118,74 +137,186 @@ fn rules_json(event: &PendingEvent) -> Result<Option<String>, TeamError> {
         })
 }
 
-/// The chunk as `COPY` rows for [`STAGING`].
-fn staged_rows(chunk: &[PendingEvent]) -> Result<Vec<u8>, TeamError> {
-    let mut rows = super::copy_binary::CopyRows::new(STAGING_COLUMNS);
-    let mut seen = std::collections::HashSet::new();
-    for (ord, e) in (1i64..).zip(chunk) {
-        let rules = rules_json(e)?;
-        rows.row();
-        rows.int8(ord);
-        rows.text(Some(&e.uid));
-        rows.text(Some(&e.instance_uid));
-        rows.text(Some(&e.kind));
-        rows.text(Some(&e.at));
-        rows.text(Some(&e.recorded_by));
-        rows.int8(e.origin_seq);
-        rows.text(e.traffic_gb.as_deref());
-        rows.text(rules.as_deref());
-        if seen.insert(e.instance_uid.as_str()) {
-            rows.text(Some(&e.name));
-            rows.text(Some(&e.provider));
-            rows.text(e.region.as_deref());
-            rows.text(Some(&e.gpu_model));
-            rows.text(Some(&e.currency));
-            rows.text(e.notes.as_deref());
-            rows.text(e.planned_hours.as_deref());
-            rows.text(Some(&e.instance_created_at));
-            rows.text(Some(&e.instance_recorded_by));
-        } else {
-            for _ in 0..9 {
-                rows.text(None);
-            }
-        }
-    }
-    Ok(rows.finish())
+/// One event's values as a `COPY` row carries them.
+struct CopyEvent<'a> {
+    uid: uuid::Uuid,
+    instance_uid: uuid::Uuid,
+    event: &'a PendingEvent,
+    rules: Option<String>,
 }
 
-/// Send one large chunk through `COPY` into a staging table and insert it from there, in one
-/// transaction: a cut anywhere before the commit leaves nothing on the server.
+fn parse_uuid(what: &'static str, text: &str) -> Result<uuid::Uuid, TeamError> {
+    uuid::Uuid::parse_str(text).map_err(|_| {
+        StoreError::Corrupt {
+            what,
+            value: text.to_owned(),
+        }
+        .into()
+    })
+}
+
+fn copy_events(chunk: &[PendingEvent]) -> Result<Vec<CopyEvent<'_>>, TeamError> {
+    chunk
+        .iter()
+        .map(|event| {
+            Ok(CopyEvent {
+                uid: parse_uuid("event uid", &event.uid)?,
+                instance_uid: parse_uuid("instance uid", &event.instance_uid)?,
+                event,
+                rules: rules_json(event)?,
+            })
+        })
+        .collect()
+}
+
+/// The fields every row shape shares, after its leading ones.
+fn event_fields(rows: &mut super::copy_binary::CopyRows, e: &CopyEvent<'_>) {
+    rows.text(Some(&e.event.kind));
+    rows.text(Some(&e.event.at));
+    rows.text(Some(&e.event.recorded_by));
+    rows.int8(e.event.origin_seq);
+}
+
+/// The chunk as `COPY` rows for [`COPY_EVENTS`], numbered from `base`.
+fn event_rows(events: &[CopyEvent<'_>], team_id: i64, laptop: uuid::Uuid, base: i64) -> Vec<u8> {
+    let mut rows = super::copy_binary::CopyRows::new(EVENT_COLUMNS);
+    for (ord, e) in (1i64..).zip(events) {
+        rows.row();
+        rows.uuid(e.uid);
+        rows.int8(team_id);
+        rows.int8(base + ord);
+        rows.uuid(e.instance_uid);
+        event_fields(&mut rows, e);
+        rows.uuid(laptop);
+        rows.text(e.event.traffic_gb.as_deref());
+        rows.jsonb(e.rules.as_deref());
+    }
+    rows.finish()
+}
+
+/// The chunk as `COPY` rows for [`STAGING`].
+fn staged_rows(events: &[CopyEvent<'_>]) -> Vec<u8> {
+    let mut rows = super::copy_binary::CopyRows::new(STAGING_COLUMNS);
+    for (ord, e) in (1i64..).zip(events) {
+        rows.row();
+        rows.int8(ord);
+        rows.uuid(e.uid);
+        rows.uuid(e.instance_uid);
+        event_fields(&mut rows, e);
+        rows.text(e.event.traffic_gb.as_deref());
+        rows.jsonb(e.rules.as_deref());
+    }
+    rows.finish()
+}
+
+/// Each instance of the chunk once, in its first event's order.
+fn chunk_instances(chunk: &[PendingEvent]) -> Vec<&PendingEvent> {
+    let mut seen = std::collections::HashSet::new();
+    chunk
+        .iter()
+        .filter(|e| seen.insert(e.instance_uid.as_str()))
+        .collect()
+}
+
+/// Send `payload` through `COPY sql`; the server's answer, or the transport error.
+async fn copy_in(
+    conn: &mut sqlx::PgConnection,
+    sql: &str,
+    payload: Vec<u8>,
+) -> Result<u64, sqlx::Error> {
+    let mut copy = conn.copy_in_raw(sql).await?;
+    if let Err(err) = copy.send(payload).await {
+        // The connection is likely gone; the server drops the transaction either way.
+        let _ = copy.abort("push interrupted").await;
+        return Err(err);
+    }
+    copy.finish().await
+}
+
+fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some("23505"))
+}
+
+/// Send one large chunk by `COPY`, in one transaction: a cut anywhere before the commit leaves
+/// nothing on the server. Straight into the table first; if the server already holds one of
+/// its events, that attempt is rolled back to a savepoint and the chunk goes through
+/// [`STAGING`], which skips what is there.
 async fn push_chunk_copied(
     server: &mut Server,
     team_id: i64,
     laptop: &str,
     chunk: &[PendingEvent],
 ) -> Result<i64, TeamError> {
-    let payload = staged_rows(chunk)?;
+    let events = copy_events(chunk)?;
+    let laptop_uid = parse_uuid("laptop uid", laptop)?;
+    let instances = chunk_instances(chunk);
     let count = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
     let result: Result<i64, sqlx::Error> = async {
         let mut tx = sqlx::Connection::begin(&mut server.conn).await?;
-        sqlx::query(STAGING).execute(&mut *tx).await?;
-        let mut copy = tx
-            .copy_in_raw("COPY team_push_staging FROM STDIN (FORMAT binary)")
-            .await?;
-        if let Err(err) = copy.send(payload).await {
-            // The connection is likely gone; the server drops the transaction either way.
-            let _ = copy.abort("push interrupted").await;
-            return Err(err);
-        }
-        copy.finish().await?;
-        let inserted: i64 = sqlx::query_scalar(PUSH_STAGED)
+        let base: i64 = sqlx::query_scalar(BUMP)
             .bind(team_id)
             .bind(count)
-            .bind(laptop)
             .fetch_one(&mut *tx)
             .await?;
+        bind_instances(sqlx::query(INSERT_INSTANCES).bind(team_id), &instances)
+            .execute(&mut *tx)
+            .await?;
+        let mut direct = sqlx::Connection::begin(&mut *tx).await?;
+        let inserted = match copy_in(
+            &mut direct,
+            COPY_EVENTS,
+            event_rows(&events, team_id, laptop_uid, base),
+        )
+        .await
+        {
+            Ok(rows) => {
+                direct.commit().await?;
+                i64::try_from(rows).unwrap_or(i64::MAX)
+            }
+            Err(err) if is_unique_violation(&err) => {
+                direct.rollback().await?;
+                sqlx::query(STAGING).execute(&mut *tx).await?;
+                copy_in(
+                    &mut tx,
+                    "COPY team_push_staging FROM STDIN (FORMAT binary)",
+                    staged_rows(&events),
+                )
+                .await?;
+                sqlx::query_scalar(PUSH_STAGED)
+                    .bind(team_id)
+                    .bind(base)
+                    .bind(laptop)
+                    .fetch_one(&mut *tx)
+                    .await?
+            }
+            Err(err) => return Err(err),
+        };
         tx.commit().await?;
         Ok(inserted)
     }
     .await;
     result.map_err(|e| server.failed(&e))
+}
+
+/// `query` with the instance columns bound as ten arrays, from its second parameter on.
+fn bind_instances<'q>(
+    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    instances: &[&PendingEvent],
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
+        instances.iter().map(|e| f(e)).collect()
+    };
+    query
+        .bind(column(|e| Some(e.instance_uid.clone())))
+        .bind(column(|e| Some(e.name.clone())))
+        .bind(column(|e| Some(e.provider.clone())))
+        .bind(column(|e| e.region.clone()))
+        .bind(column(|e| Some(e.gpu_model.clone())))
+        .bind(column(|e| Some(e.currency.clone())))
+        .bind(column(|e| e.notes.clone()))
+        .bind(column(|e| e.planned_hours.clone()))
+        .bind(column(|e| Some(e.instance_created_at.clone())))
+        .bind(column(|e| Some(e.instance_recorded_by.clone())))
 }
 
 /// Send one chunk; how many of its events the server did not have yet.
@@ -198,11 +329,7 @@ async fn push_chunk(
     if chunk.len() >= COPY_FROM {
         return push_chunk_copied(server, team_id, laptop, chunk).await;
     }
-    let mut seen = std::collections::HashSet::new();
-    let instances: Vec<&PendingEvent> = chunk
-        .iter()
-        .filter(|e| seen.insert(e.instance_uid.as_str()))
-        .collect();
+    let instances = chunk_instances(chunk);
     let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
         instances.iter().map(|e| f(e)).collect()
     };
@@ -258,9 +385,10 @@ async fn pending_after(
     store: &Store,
     member: &str,
     after_id: i64,
+    limit: i64,
 ) -> Result<Vec<PendingEvent>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-    let r = repo::pending_events(&mut conn, member, after_id, CHUNK).await?;
+    let r = repo::pending_events(&mut conn, member, after_id, limit).await?;
     Ok(r)
 }
 
@@ -285,17 +413,19 @@ pub async fn push(
     laptop: &str,
 ) -> Result<i64, TeamError> {
     let mut pushed = 0;
-    let mut chunk = pending_after(store, member, 0).await?;
+    let mut limit = FIRST_CHUNK;
+    let mut chunk = pending_after(store, member, 0, limit).await?;
     // The last event of the chunk the server acknowledged last, not yet marked here.
     let mut acknowledged = None;
     while !chunk.is_empty() {
         let last_id = chunk.last().map_or(0, |e| e.event_id);
-        let full = i64::try_from(chunk.len()).unwrap_or(0) >= CHUNK;
+        let full = i64::try_from(chunk.len()).unwrap_or(0) >= limit;
+        limit = CHUNK;
         let (sent, next, marked) = tokio::join!(
             push_chunk(server, team_id, laptop, &chunk),
             async {
                 if full {
-                    pending_after(store, member, last_id).await
+                    pending_after(store, member, last_id, limit).await
                 } else {
                     Ok(Vec::new())
                 }
