@@ -93,7 +93,7 @@ pub fn run(db: &Path, command: &JobCommand) -> ExitCode {
                     name.as_deref(),
                     instance.as_deref(),
                     *json,
-                    &command.join(" "),
+                    &leasehold_core::job::user_command_script(command),
                 )
                 .await
             }

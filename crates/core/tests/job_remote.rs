@@ -404,3 +404,99 @@ async fn refresh_after_a_restart_reads_each_running_job_again() {
         .await
         .expect("cleanup");
 }
+
+/// Follow job `id` to its end; its whole log as text.
+async fn whole_log(target: &dyn Target, id: &JobId) -> String {
+    let mut offset = 0;
+    let mut log = Vec::new();
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        job::attach(
+            target,
+            &JobRoot::Home,
+            id,
+            &mut offset,
+            &mut |chunk: &[u8]| log.extend_from_slice(chunk),
+            AttachOptions::default(),
+        ),
+    )
+    .await
+    .expect("the job ends")
+    .expect("attach");
+    String::from_utf8(log).expect("utf-8 log")
+}
+
+/// A user's own command sees what their terminal would: a typical image's `.bashrc` returns
+/// early for a non-interactive shell, so conda's PATH (set after that guard, where `conda init`
+/// writes it) reaches a job only through the interactive shell's environment. Whatever the
+/// `.bashrc` prints stays out of the job's log. Recipes keep sshd's plain environment.
+#[tokio::test]
+async fn a_users_command_runs_with_the_environment_their_bashrc_sets() {
+    let home = tempfile::tempdir().expect("home");
+    let write = |name: &str, text: &str| {
+        let path = home.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    write(
+        ".profile",
+        "if [ -n \"$BASH_VERSION\" ] && [ -f \"$HOME/.bashrc\" ]; then . \"$HOME/.bashrc\"; fi\n",
+    );
+    write(
+        ".bashrc",
+        "case $- in *i*) ;; *) return;; esac\n\
+         echo 'Welcome to your GPU instance'\n\
+         export PATH=\"$HOME/miniconda3/bin:$PATH\"\n\
+         export CONDA_DEFAULT_ENV='train env'\n",
+    );
+    let python = write(
+        "miniconda3/bin/python",
+        "#!/bin/sh\necho \"conda python $*\"\n",
+    );
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    // The login user's own home, as on an instance.
+    let chown = std::process::Command::new("chown")
+        .args(["-R", leasehold_testkit::TEST_USER])
+        .arg(home.path())
+        .status()
+        .expect("chown");
+    assert!(chown.success(), "chown the test home");
+    let setup = common::Setup::with(SshdOptions {
+        home: Some(home.path().to_owned()),
+        ..SshdOptions::default()
+    });
+    let target = setup.connect().await;
+
+    let id = fresh_id("shellenv");
+    let words = [
+        "python".to_owned(),
+        "train.py;".to_owned(),
+        "echo".to_owned(),
+        "\"env=$CONDA_DEFAULT_ENV\"".to_owned(),
+    ];
+    job::start(
+        &target,
+        &JobRoot::Home,
+        &id,
+        &job::user_command_script(&words),
+    )
+    .await
+    .expect("job starts");
+    assert_eq!(
+        whole_log(&target, &id).await,
+        "conda python train.py\nenv=train env\n"
+    );
+
+    let recipe = fresh_id("plainenv");
+    job::start(
+        &target,
+        &JobRoot::Home,
+        &recipe,
+        "echo \"env=${CONDA_DEFAULT_ENV:-none}\"",
+    )
+    .await
+    .expect("job starts");
+    assert_eq!(whole_log(&target, &recipe).await, "env=none\n");
+}

@@ -108,6 +108,8 @@ pub struct SshdOptions {
     pub max_sessions: u32,
     /// The host keys sshd presents, in its order of preference (default: ed25519 only).
     pub host_keys: Vec<HostKeyKind>,
+    /// A HOME for the login user other than its passwd entry's (a test's own dotfiles).
+    pub home: Option<PathBuf>,
 }
 
 impl Default for SshdOptions {
@@ -118,6 +120,7 @@ impl Default for SshdOptions {
             extra_path: None,
             max_sessions: 10,
             host_keys: vec![HostKeyKind::Ed25519],
+            home: None,
         }
     }
 }
@@ -318,11 +321,19 @@ LogLevel VERBOSE
                 .collect::<String>(),
             max_sessions = self.options.max_sessions,
         );
+        // One SetEnv line: for most keywords sshd keeps the first line it reads.
+        let mut set_env = Vec::new();
         if let Some(extra) = &self.options.extra_path {
-            config.push_str(&format!(
-                "SetEnv PATH={}:/usr/local/bin:/usr/bin:/bin\n",
+            set_env.push(format!(
+                "PATH={}:/usr/local/bin:/usr/bin:/bin",
                 extra.display()
             ));
+        }
+        if let Some(home) = &self.options.home {
+            set_env.push(format!("HOME={}", home.display()));
+        }
+        if !set_env.is_empty() {
+            config.push_str(&format!("SetEnv {}\n", set_env.join(" ")));
         }
         std::fs::write(self.config_path(), config).expect("write sshd_config");
     }

@@ -190,6 +190,15 @@ pub struct CancelReport {
 /// Commands that only touch small files finish quickly; a slow answer means a bad link.
 const QUICK: Duration = Duration::from_secs(30);
 
+/// The script of a user's own command (`job start -- CMD…`): the command as its words were
+/// given (the remote shell reads them, as with `ssh host CMD…`), run with the environment the
+/// user's interactive shell on the instance would give it (conda, CUDA, pyenv from `~/.bashrc`).
+/// Recipes do not use it: they find what they need themselves and must not depend on what a
+/// `.bashrc` happens to activate.
+pub fn user_command_script(words: &[String]) -> String {
+    script::in_shell_environment(&words.join(" "))
+}
+
 /// Start `script` as job `id`. Returns once the wrapper runs (its pid recorded), not when the
 /// script ends.
 #[tracing::instrument(skip(target, script), err, fields(target = %target.describe()))]

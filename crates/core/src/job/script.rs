@@ -48,6 +48,27 @@ code=$?
 printf '%s\n' "$code" > "$d/exit.tmp" && mv -f "$d/exit.tmp" "$d/exit"
 "#;
 
+/// Read by a user's own command (`job start -- CMD`) before it runs: the environment an
+/// interactive login bash of this account has, as the user's terminal would (PATH and the
+/// variables that `~/.bashrc` sets: conda's `conda init` block, CUDA, pyenv). A job runs with
+/// sshd's bare environment otherwise, and on a typical image the `.bashrc` stops early for a
+/// non-interactive shell, so `python` would be the system's, not conda's. The same way VS Code's
+/// remote server reads the shell environment: `bash -ilc`, its output after a marker, at most
+/// 10 s (a `.bashrc` that starts tmux or another shell must not hold the job), skipped without
+/// `timeout`. `export -p` prints each variable quoted for bash to read back.
+const SHELL_ENVIRONMENT: &str = r#"if command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then
+  __leasehold_env=$(timeout 10 bash -ilc 'printf "\n%s\n" __LEASEHOLD_ENVIRONMENT__; export -p' </dev/null 2>/dev/null | sed -n '/^__LEASEHOLD_ENVIRONMENT__$/,$p' | sed 1d)
+  eval "$__leasehold_env" 2>/dev/null
+  unset __leasehold_env
+fi
+"#;
+
+/// A user's own command as a job script: run in the environment of their interactive shell
+/// (see [`SHELL_ENVIRONMENT`]).
+pub(crate) fn in_shell_environment(command: &str) -> String {
+    format!("{SHELL_ENVIRONMENT}{command}\n")
+}
+
 /// Shell functions shared by the status, stream and cancel commands. `alive PID` is true when
 /// the wrapper runs (a zombie left by an init that never reaps does not count); `same_boot` is
 /// true when the instance has not restarted since the job started.
