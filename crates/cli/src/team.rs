@@ -57,6 +57,24 @@ pub enum TeamCommand {
         #[arg(value_parser = ["on", "off"])]
         choice: String,
     },
+    /// The conflicts in this laptop's working copy now (no sync): events the billing rules
+    /// refuse in the merged ledger, shared names kept under another name, unreadable rows.
+    Conflicts {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Settle a refused event's conflict: keep EVENT_UID or the event standing in its place
+    /// (`--keep` names the one to keep); the other leaves every bill, on every laptop from the
+    /// next sync. Prints the conflicts left.
+    Resolve {
+        /// The refused event (`event_uid` in `team conflicts --json`).
+        event_uid: String,
+        /// The event to keep: EVENT_UID itself or `standing.event_uid`.
+        #[arg(long)]
+        keep: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Unlink this database and forget the kept password; the ledger stays.
     Disconnect {
         #[arg(long)]
@@ -134,6 +152,12 @@ pub fn run(db: &Path, command: &TeamCommand) -> ExitCode {
             json,
         } => alerts(db, to.as_deref(), *after_minutes, *json),
         TeamCommand::ShareVerify { choice } => share_verify(db, choice == "on"),
+        TeamCommand::Conflicts { json } => conflicts(db, None, *json),
+        TeamCommand::Resolve {
+            event_uid,
+            keep,
+            json,
+        } => conflicts(db, Some((event_uid, keep)), *json),
         TeamCommand::Disconnect { json } => disconnect(db, *json),
     };
     outcome.unwrap_or_else(|code| code)
@@ -302,6 +326,45 @@ fn share_verify(db: &Path, share: bool) -> Result<ExitCode, ExitCode> {
         say!("your last Verify results are shared with the team from the next sync");
     } else {
         say!("your Verify results are no longer shared");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// List the conflicts, after settling one when `resolve` names (refused event, event to keep).
+fn conflicts(
+    db: &Path,
+    resolve: Option<(&String, &String)>,
+    json: bool,
+) -> Result<ExitCode, ExitCode> {
+    let left = run_async(async {
+        let store = open_linked_db(db).await?;
+        let left = match resolve {
+            Some((event_uid, keep)) => {
+                team::conflicts::resolve(&store, event_uid, keep, CLOCK.now()).await
+            }
+            None => team::conflicts::conflicts(&store).await,
+        };
+        store.close().await;
+        left
+    })?;
+    if json {
+        return Ok(output::print_json(
+            &serde_json::json!({ "conflicts": left }),
+        ));
+    }
+    if left.is_empty() {
+        say!("no conflicts");
+    }
+    for conflict in &left {
+        say!("{}", conflict.message);
+        if let (Some(event), Some(standing)) = (&conflict.event_uid, &conflict.standing) {
+            say!(
+                "  keep this one: leasehold team resolve {event} --keep {event}\n  keep {}'s {} instead: leasehold team resolve {event} --keep {}",
+                standing.member,
+                standing.event_kind,
+                standing.event_uid
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

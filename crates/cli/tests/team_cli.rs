@@ -327,3 +327,71 @@ fn team_alerts_names_who_is_told_and_status_shows_it_to_every_member() {
             "after 45 idle minutes go to each instance's own member and alice, bob",
         ));
 }
+
+fn synced(laptop: &Laptop) -> Value {
+    let out = leasehold(laptop, &["team", "sync", "--json"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .output()
+        .expect("run sync");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out)
+}
+
+fn conflicts(laptop: &Laptop, args: &[&str]) -> Value {
+    let out = leasehold(laptop, args).output().expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out)["conflicts"].clone()
+}
+
+/// Alice and Bob both start the shared instance while apart: Bob's start is refused in the
+/// merged ledger. `team conflicts` lists it beside Alice's; `team resolve … --keep` keeps Bob's,
+/// and after the next syncs neither laptop lists a conflict.
+#[test]
+fn team_conflicts_lists_a_refused_start_and_team_resolve_settles_it_everywhere() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop(), laptop());
+    connect(&alice, &pg, "alice");
+    connect(&bob, &pg, "bob");
+    add(&alice, "a100", "2026-03-01T08:00:00Z");
+    synced(&alice);
+    synced(&bob);
+    for (laptop, at) in [
+        (&alice, "2026-03-01T09:00:00Z"),
+        (&bob, "2026-03-01T09:30:00Z"),
+    ] {
+        leasehold(laptop, &["instance", "start", "a100", "--at", at])
+            .assert()
+            .success();
+    }
+    synced(&alice);
+    assert_eq!(synced(&bob)["conflicts"].as_array().map(Vec::len), Some(1));
+
+    let listed = conflicts(&bob, &["team", "conflicts", "--json"]);
+    let refused = &listed[0];
+    assert_eq!(refused["kind"], "refused_event");
+    assert_eq!(refused["member"], "bob");
+    assert_eq!(refused["standing"]["member"], "alice");
+    let bobs = refused["event_uid"].as_str().expect("event uid").to_owned();
+
+    let left = conflicts(&bob, &["team", "resolve", &bobs, "--keep", &bobs, "--json"]);
+    assert_eq!(left, Value::Array(Vec::new()), "settled here at once");
+    synced(&bob);
+    assert_eq!(synced(&alice)["conflicts"], Value::Array(Vec::new()));
+    assert_eq!(
+        conflicts(&alice, &["team", "conflicts", "--json"]),
+        Value::Array(Vec::new()),
+        "Bob's choice reached Alice"
+    );
+    leasehold(&bob, &["team", "resolve", &bobs, "--keep", "not-an-event"])
+        .assert()
+        .failure()
+        .stderr(contains("team.conflict_gone"));
+}
