@@ -1,6 +1,7 @@
 //! The desktop shell: window, state and thin commands. Every decision lives in leasehold-core.
 
 mod commands;
+mod jobs_watch;
 mod logging;
 mod reminders;
 mod state;

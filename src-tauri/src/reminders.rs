@@ -37,7 +37,8 @@ pub struct Board {
     pub checked_at: Option<DateTime<Utc>>,
 }
 
-/// The tray's words, sent by the UI in its language.
+/// The words Rust shows outside the window (the tray, a job's desktop notification), sent by
+/// the UI in its language.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[ts(export)]
 pub struct TrayLabels {
@@ -49,6 +50,14 @@ pub struct TrayLabels {
     pub total: String,
     /// Shown when nothing bills.
     pub nothing_billing: String,
+    /// "{job} finished on {instance}" pattern (see `jobs_watch`).
+    pub job_succeeded: String,
+    /// "{job} failed on {instance} (exit {code})" pattern.
+    pub job_failed: String,
+    /// "{job} was cancelled on {instance}" pattern.
+    pub job_cancelled: String,
+    /// "{job} on {instance} is lost" pattern (the instance restarted, or its folder is gone).
+    pub job_lost: String,
 }
 
 impl Default for TrayLabels {
@@ -59,6 +68,12 @@ impl Default for TrayLabels {
             per_hour: "{rate} {currency}/h".into(),
             total: "Total {rate}".into(),
             nothing_billing: "Nothing is billing".into(),
+            job_succeeded: "{job} finished on {instance}".into(),
+            job_failed: "{job} failed on {instance} (exit {code})".into(),
+            job_cancelled: "{job} was cancelled on {instance}".into(),
+            job_lost:
+                "{job} on {instance} is lost: the instance restarted or its job folder is gone"
+                    .into(),
         }
     }
 }

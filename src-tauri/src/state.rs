@@ -82,7 +82,7 @@ pub struct Startup {
     /// "Now" for the recovery actions (the time in a kept file's name).
     pub clock: Arc<dyn Clock>,
     status: std::sync::Mutex<StoreStatus>,
-    /// The background GPU sampler starts with the first open store, once.
+    /// The background GPU sampler and job watch start with the first open store, once.
     background_sampler: std::sync::Once,
 }
 
@@ -120,8 +120,10 @@ impl Startup {
         let state = AppState::new(store, self.db_path.clone(), self.log_dir.clone());
         crate::commands::team::start_background_sync(&state);
         app.manage(state);
-        self.background_sampler
-            .call_once(|| crate::commands::monitor::spawn_background_sampler(app.clone()));
+        self.background_sampler.call_once(|| {
+            crate::commands::monitor::spawn_background_sampler(app.clone());
+            crate::jobs_watch::start(app.clone());
+        });
         let mut status = self.lock();
         status.failure = None;
         status.read_only_copy = read_only_copy.map(|p| p.display().to_string());

@@ -2,8 +2,8 @@
 // (a real download from the package index this machine reaches), follow its progress and live
 // log to the end, see the job on the instance page, run a per-GPU job while the link to the host
 // is cut and restored (the page re-attaches and every line arrives once), close the app mid-job
-// and start it again (the Install page re-attaches by itself, the log whole), and run pip again
-// (it skips). The app reaches sshd through a relay that can cut the link. Screenshots in English and
+// and start it again (the Install page re-attaches by itself, the log whole), see a job nobody
+// follows end on the instance page (the background watch), and run pip again (it skips). The app reaches sshd through a relay that can cut the link. Screenshots in English and
 // Chinese.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -162,6 +162,32 @@ describe('install', () => {
       assert.equal(log.split('\n').filter((l) => l === line).length, 1, `exactly once after the restart: ${line}`)
     }
     await screenshot(s, 'en/55-install-after-restart')
+  })
+
+  it('en: a job nobody follows is watched in the background; the instance page shows its end', async () => {
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.click('[data-testid="instance-install"]')
+    await s.click('[data-testid="recipe-per-gpu"]')
+    await s.waitFor('[data-testid="install-options"]')
+    await s.type('[data-testid="option-command"]', 'for i in $(seq 1 40); do echo "quiet $i"; sleep 0.3; done')
+    await s.type('[data-testid="option-gpus"]', '0')
+    await s.click('[data-testid="install-run"]')
+    await waitFor(async () => (await s.text('[data-testid="job-log"]')).includes('quiet 2'), {
+      timeoutMs: 60_000,
+      what: 'the job to print its first lines',
+    })
+    // Away from the Install page nothing follows the job; the instance page lists it, newest first.
+    await s.click('[data-testid="instance-back"]')
+    const newest = '[data-testid="instance-jobs"] [data-testid="instance-job-state"]'
+    await s.waitFor(newest)
+    assert.equal(await (await s.find(newest)).attribute('data-state'), 'running', 'about 10 s of the job are left')
+    await waitFor(async () => (await (await s.find(newest)).attribute('data-state')) === 'succeeded', {
+      timeoutMs: 45_000,
+      what: 'the background watch to see the job end',
+    })
+    await s.execute(`document.querySelector('[data-testid="instance-jobs"]').scrollIntoView({ block: 'center' })`)
+    await screenshot(s, 'en/57-instance-job-ended-unwatched')
   })
 
   it('zh-CN: a second run skips what is installed', async () => {

@@ -500,3 +500,115 @@ async fn a_users_command_runs_with_the_environment_their_bashrc_sets() {
     .expect("job starts");
     assert_eq!(whole_log(&target, &recipe).await, "env=none\n");
 }
+
+/// The app's background watch (`install::watch::JobWatch`): each round reads the running jobs
+/// of the instances with an open connection, reports a job that ended once (its state saved), and
+/// leaves alone a job still running and the jobs of an instance with no connection (it never
+/// dials). A job it saw running that another path then saw end (the Install page following it)
+/// is reported by the next round too, once.
+#[tokio::test]
+async fn the_background_watch_reports_each_ended_job_once_and_never_dials() {
+    use leasehold_core::billing::{ledger, BillingRules, NewInstance};
+    use leasehold_core::connect::LiveTargets;
+    use leasehold_core::install::watch;
+    use leasehold_core::job::record::{self, NewJob};
+    use leasehold_core::ssh::ConnectRequest;
+    use leasehold_core::store::Store;
+
+    let setup = common::Setup::new();
+    let target = setup.connect().await;
+    let store = Store::open_in_memory().await.expect("store");
+    let clock = leasehold_core::clock::SystemClock;
+    let now = leasehold_core::clock::Clock::now(&clock);
+    for name in ["gpu-a", "gpu-b"] {
+        ledger::add_instance(
+            &store,
+            &NewInstance {
+                name: name.into(),
+                provider: "custom".into(),
+                region: None,
+                gpu_model: "RTX 4090".into(),
+                currency: "CNY".into(),
+                notes: None,
+                planned_hours: None,
+                budget: None,
+                rules: BillingRules::simple("2.5".parse().expect("decimal"), 1),
+            },
+            now,
+        )
+        .await
+        .expect("rental");
+    }
+    let request = ConnectRequest {
+        ssh_command: setup.host.ssh_command(),
+        ..ConnectRequest::default()
+    };
+    let options = std::collections::BTreeMap::new();
+    let mut ids = Vec::new();
+    for (instance, tag, script) in [
+        ("gpu-a", "quick", "echo done"),
+        ("gpu-a", "long", "sleep 30"),
+        ("gpu-b", "unwatched", "echo done"),
+    ] {
+        let id = fresh_id(tag);
+        let job = NewJob {
+            id: &id,
+            instance: Some(instance),
+            target: "test",
+            request: &request,
+            name: Some(tag),
+            recipe: None,
+            options: &options,
+            script,
+            now,
+        };
+        record::start_recorded(&store, &target, &JobRoot::Home, &job)
+            .await
+            .expect("starts");
+        ids.push(id);
+    }
+    // Only gpu-a has a connection open in the app.
+    let live = LiveTargets::default();
+    let target = live.insert("gpu-a", target).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+
+    let mut watch = watch::JobWatch::default();
+    let ended = watch.round(&store, &live, &clock).await.expect("a round");
+    let ended: Vec<(&str, JobState)> = ended.iter().map(|j| (j.id.as_str(), j.state)).collect();
+    assert_eq!(ended, [(ids[0].as_str(), JobState::Succeeded)]);
+    let state = |id: &JobId| {
+        let store = store.clone();
+        let id = id.as_str().to_owned();
+        async move { record::load(&store, &id).await.expect("load").state }
+    };
+    assert_eq!(state(&ids[0]).await, JobState::Succeeded, "saved");
+    assert_eq!(state(&ids[1]).await, JobState::Running);
+    assert_eq!(
+        state(&ids[2]).await,
+        JobState::Running,
+        "no connection, no look"
+    );
+    assert!(
+        watch
+            .round(&store, &live, &clock)
+            .await
+            .expect("a second round")
+            .is_empty(),
+        "told once"
+    );
+    // The long job is cancelled through the Install page's path, which saves its end itself.
+    record::cancel_recorded(&store, target.as_ref(), ids[1].as_str(), &clock)
+        .await
+        .expect("cancel");
+    let ended = watch
+        .round(&store, &live, &clock)
+        .await
+        .expect("a third round");
+    let ended: Vec<(&str, JobState)> = ended.iter().map(|j| (j.id.as_str(), j.state)).collect();
+    assert_eq!(ended, [(ids[1].as_str(), JobState::Cancelled)]);
+    assert!(watch
+        .round(&store, &live, &clock)
+        .await
+        .expect("a fourth round")
+        .is_empty());
+}

@@ -21,6 +21,7 @@ mod recipes;
 mod script;
 pub mod serve;
 pub mod status;
+pub mod watch;
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,7 @@
 // Install and jobs (src-tauri/src/commands/install.rs): recipes run as detached jobs on the
 // instance; their log streams on a channel with the progress read from it.
 import { Channel } from '@tauri-apps/api/core'
+import { listen, type UnlistenFn } from '@tauri-apps/api/event'
 import type { CancelReport } from '../bindings/CancelReport'
 import type { JobLog } from '../bindings/JobLog'
 import type { JobRecord } from '../bindings/JobRecord'
@@ -49,4 +50,9 @@ export function jobRefresh(instance: string): Promise<JobRecord[]> {
 /** Check the model server job `id` left running, through a port forward. */
 export function installCheckServer(instance: string, id: string, lang: Lang): Promise<ServeCheck> {
   return call<ServeCheck>('install_check_server', { instance, id, lang })
+}
+
+/** A running job the app saw end in the background (src-tauri/src/jobs_watch.rs), followed or not. */
+export function onJobEnded(handler: (job: JobRecord) => void): Promise<UnlistenFn> {
+  return listen<JobRecord>('job-ended', (event) => handler(event.payload))
 }
