@@ -129,18 +129,10 @@ pub async fn backup_to_file_storage(
     path: String,
 ) -> Result<BackupRecord, ApiError> {
     let target = state.live_target(&instance).await?;
-    let status = release::backup_status(&state.store, &instance, state.now()).await?;
-    let storage = backup::ProviderStorage {
-        data_disk: None,
-        file_storage: status.file_storage,
-        image_keeps_data_disk: None,
-        console_url: None,
-    };
-    Ok(backup::copy_to_file_storage(
+    Ok(backup::copy_to_instance_file_storage(
         &state.store,
         &target,
-        Some(&instance),
-        &storage,
+        &instance,
         &path,
         state.clock.as_ref(),
     )

@@ -167,6 +167,19 @@ pub async fn git_push(
     .await
 }
 
+/// Copy `path` into the file storage of recorded instance `name`'s provider (the Back up page's
+/// action): [`copy_to_file_storage`] with the storage its provider has.
+pub async fn copy_to_instance_file_storage(
+    store: &Store,
+    target: &SshTarget,
+    name: &str,
+    path: &str,
+    clock: &dyn Clock,
+) -> Result<BackupRecord, BackupError> {
+    let context = super::InstanceContext::load(store, name, clock.now()).await?;
+    copy_to_file_storage(store, target, Some(name), &context.storage, path, clock).await
+}
+
 /// Copy `path` into the provider's file storage (`<storage>/leasehold-backup/<time>/`).
 pub async fn copy_to_file_storage(
     store: &Store,

@@ -23,7 +23,9 @@ mod run;
 mod scan;
 mod script;
 
-pub use actions::{copy_to_file_storage, export_environment, git_push};
+pub use actions::{
+    copy_to_file_storage, copy_to_instance_file_storage, export_environment, git_push,
+};
 pub use error::BackupError;
 pub use packed::{download_packed, parse_manifest, unpack, PackedReport};
 pub use parse::{parse_scan, StorageLayout};
