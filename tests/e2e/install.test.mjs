@@ -45,6 +45,18 @@ describe('install', () => {
     rmSync(profile, { recursive: true, force: true })
   })
 
+  /** From the rentals list, run the per-GPU recipe with `command` on `gpus` ("0" or "0,1"). */
+  async function runPerGpu(command, gpus) {
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.click('[data-testid="instance-install"]')
+    await s.click('[data-testid="recipe-per-gpu"]')
+    await s.waitFor('[data-testid="install-options"]')
+    await s.type('[data-testid="option-command"]', command)
+    await s.type('[data-testid="option-gpus"]', gpus)
+    await s.click('[data-testid="install-run"]')
+  }
+
   async function runPip() {
     await s.click('[data-testid="recipe-pip"]')
     await s.waitFor('[data-testid="install-options"]')
@@ -92,15 +104,8 @@ describe('install', () => {
   })
 
   it('en: a job outlives a cut link; the page re-attaches by itself and every line arrives once', async () => {
-    await goTo(s, 'rentals')
-    await s.click('[data-testid="rental-card"]')
-    await s.click('[data-testid="instance-install"]')
-    await s.click('[data-testid="recipe-per-gpu"]')
-    await s.waitFor('[data-testid="install-options"]')
     // One copy per GPU (CUDA_VISIBLE_DEVICES set for each), each printing for about 8 s.
-    await s.type('[data-testid="option-command"]', 'for i in $(seq 1 40); do echo "line $i of {gpu} sees $CUDA_VISIBLE_DEVICES"; sleep 0.2; done')
-    await s.type('[data-testid="option-gpus"]', '0,1')
-    await s.click('[data-testid="install-run"]')
+    await runPerGpu('for i in $(seq 1 40); do echo "line $i of {gpu} sees $CUDA_VISIBLE_DEVICES"; sleep 0.2; done', '0,1')
     await s.waitFor('[data-testid="job-follow"]', { timeoutMs: 60_000 })
     await waitFor(async () => (await s.text('[data-testid="job-log"]')).includes('line 3 of 1'), {
       timeoutMs: 60_000,
@@ -130,14 +135,7 @@ describe('install', () => {
   })
 
   it('en: a job outlives the app; after a restart the Install page re-attaches by itself and the log is whole', async () => {
-    await goTo(s, 'rentals')
-    await s.click('[data-testid="rental-card"]')
-    await s.click('[data-testid="instance-install"]')
-    await s.click('[data-testid="recipe-per-gpu"]')
-    await s.waitFor('[data-testid="install-options"]')
-    await s.type('[data-testid="option-command"]', 'for i in $(seq 1 60); do echo "step $i on {gpu}"; sleep 0.2; done')
-    await s.type('[data-testid="option-gpus"]', '0')
-    await s.click('[data-testid="install-run"]')
+    await runPerGpu('for i in $(seq 1 60); do echo "step $i on {gpu}"; sleep 0.2; done', '0')
     await waitFor(async () => (await s.text('[data-testid="job-log"]')).includes('step 3 on 0'), {
       timeoutMs: 60_000,
       what: 'the job to print its first lines',
@@ -165,14 +163,7 @@ describe('install', () => {
   })
 
   it('en: a job nobody follows is watched in the background; the instance page shows its end', async () => {
-    await goTo(s, 'rentals')
-    await s.click('[data-testid="rental-card"]')
-    await s.click('[data-testid="instance-install"]')
-    await s.click('[data-testid="recipe-per-gpu"]')
-    await s.waitFor('[data-testid="install-options"]')
-    await s.type('[data-testid="option-command"]', 'for i in $(seq 1 40); do echo "quiet $i"; sleep 0.3; done')
-    await s.type('[data-testid="option-gpus"]', '0')
-    await s.click('[data-testid="install-run"]')
+    await runPerGpu('for i in $(seq 1 40); do echo "quiet $i"; sleep 0.3; done', '0')
     await waitFor(async () => (await s.text('[data-testid="job-log"]')).includes('quiet 2'), {
       timeoutMs: 60_000,
       what: 'the job to print its first lines',
@@ -204,17 +195,10 @@ describe('install', () => {
   })
 
   it('zh-CN: a failed job hands its log to Explain ("Why did it fail?") and shows the findings', async () => {
-    await goTo(s, 'rentals')
-    await s.click('[data-testid="rental-card"]')
-    await s.click('[data-testid="instance-install"]')
-    await s.click('[data-testid="recipe-per-gpu"]')
-    await s.waitFor('[data-testid="install-options"]')
-    await s.type(
-      '[data-testid="option-command"]',
+    await runPerGpu(
       'echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free."; exit 3',
+      '0',
     )
-    await s.type('[data-testid="option-gpus"]', '0')
-    await s.click('[data-testid="install-run"]')
     await waitFor(async () => (await (await s.find('[data-testid="job-follow"]')).attribute('data-state')) === 'failed', {
       timeoutMs: 60_000,
       what: 'the job to fail',

@@ -44,6 +44,20 @@ fn json(output: &std::process::Output) -> Value {
     })
 }
 
+/// `team sync --json` (the password as libpq reads it), succeeded; its report.
+fn synced(laptop: &Laptop) -> Value {
+    let out = leasehold(laptop, &["team", "sync", "--json"])
+        .env("PGPASSWORD", PG_PASSWORD)
+        .output()
+        .expect("run sync");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out)
+}
+
 fn connect(laptop: &Laptop, pg: &TestPostgres, member: &str) {
     leasehold(
         laptop,
@@ -106,25 +120,12 @@ fn sync_and_status_print_the_documented_json() {
     .assert()
     .success();
 
-    let pushed = leasehold(&alice, &["team", "sync", "--json"])
-        .env("PGPASSWORD", PG_PASSWORD)
-        .output()
-        .expect("run sync");
-    assert!(
-        pushed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&pushed.stderr)
-    );
-    let report = json(&pushed);
+    let report = synced(&alice);
     assert_eq!(report["pushed"], 2);
     assert_eq!(report["pulled"], 0);
     assert_eq!(report["conflicts"], Value::Array(Vec::new()));
 
-    let pulled = leasehold(&bob, &["team", "sync", "--json"])
-        .env("PGPASSWORD", PG_PASSWORD)
-        .output()
-        .expect("run sync");
-    assert_eq!(json(&pulled)["pulled"], 2, "Bob pulls Alice's two events");
+    assert_eq!(synced(&bob)["pulled"], 2, "Bob pulls Alice's two events");
 
     let status = leasehold(&bob, &["team", "status", "--json"])
         .env("PGPASSWORD", PG_PASSWORD)
@@ -326,19 +327,6 @@ fn team_alerts_names_who_is_told_and_status_shows_it_to_every_member() {
         .stdout(contains(
             "after 45 idle minutes go to each instance's own member and alice, bob",
         ));
-}
-
-fn synced(laptop: &Laptop) -> Value {
-    let out = leasehold(laptop, &["team", "sync", "--json"])
-        .env("PGPASSWORD", PG_PASSWORD)
-        .output()
-        .expect("run sync");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json(&out)
 }
 
 fn conflicts(laptop: &Laptop, args: &[&str]) -> Value {

@@ -65,6 +65,69 @@ fn pid_alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// A store holding rentals `names`, for jobs recorded against them.
+async fn store_with_rentals(names: &[&str]) -> leasehold_core::store::Store {
+    use leasehold_core::billing::{ledger, BillingRules, NewInstance};
+    let store = leasehold_core::store::Store::open_in_memory()
+        .await
+        .expect("store");
+    for name in names {
+        ledger::add_instance(
+            &store,
+            &NewInstance {
+                name: (*name).into(),
+                provider: "custom".into(),
+                region: None,
+                gpu_model: "RTX 4090".into(),
+                currency: "CNY".into(),
+                notes: None,
+                planned_hours: None,
+                budget: None,
+                rules: BillingRules::simple("2.5".parse().expect("decimal"), 1),
+            },
+            leasehold_core::clock::Clock::now(&leasehold_core::clock::SystemClock),
+        )
+        .await
+        .expect("rental");
+    }
+    store
+}
+
+/// Start `jobs` (instance, name, script) on `target`, recorded as the app records them.
+async fn start_recorded_jobs(
+    store: &leasehold_core::store::Store,
+    setup: &common::Setup,
+    target: &SshTarget,
+    jobs: &[(&str, &str, &str)],
+) -> Vec<JobId> {
+    use leasehold_core::job::record::{self, NewJob};
+    let request = leasehold_core::ssh::ConnectRequest {
+        ssh_command: setup.host.ssh_command(),
+        ..leasehold_core::ssh::ConnectRequest::default()
+    };
+    let options = std::collections::BTreeMap::new();
+    let mut ids = Vec::new();
+    for (instance, tag, script) in jobs {
+        let id = fresh_id(tag);
+        let job = NewJob {
+            id: &id,
+            instance: Some(instance),
+            target: "test",
+            request: &request,
+            name: Some(tag),
+            recipe: None,
+            options: &options,
+            script,
+            now: leasehold_core::clock::Clock::now(&leasehold_core::clock::SystemClock),
+        };
+        record::start_recorded(store, target, &JobRoot::Home, &job)
+            .await
+            .expect("starts");
+        ids.push(id);
+    }
+    ids
+}
+
 #[tokio::test]
 async fn a_job_survives_a_cut_link_and_reattach_delivers_every_byte_once() {
     // Keepalive every second: the transport itself notices the dead link within the cut.
@@ -319,61 +382,23 @@ async fn a_vanished_job_folder_is_lost_and_attach_returns() {
 /// stays `running` (the Install page then follows it).
 #[tokio::test]
 async fn refresh_after_a_restart_reads_each_running_job_again() {
-    use leasehold_core::billing::{ledger, BillingRules, NewInstance};
-    use leasehold_core::job::record::{self, NewJob};
-    use leasehold_core::ssh::ConnectRequest;
-    use leasehold_core::store::Store;
+    use leasehold_core::job::record;
 
     let setup = common::Setup::new();
     let target = setup.connect().await;
-    let store = Store::open_in_memory().await.expect("store");
+    let store = store_with_rentals(&["gpu-a"]).await;
     let clock = leasehold_core::clock::SystemClock;
-    let now = leasehold_core::clock::Clock::now(&clock);
-    ledger::add_instance(
+    let ids = start_recorded_jobs(
         &store,
-        &NewInstance {
-            name: "gpu-a".into(),
-            provider: "custom".into(),
-            region: None,
-            gpu_model: "RTX 4090".into(),
-            currency: "CNY".into(),
-            notes: None,
-            planned_hours: None,
-            budget: None,
-            rules: BillingRules::simple("2.5".parse().expect("decimal"), 1),
-        },
-        now,
+        &setup,
+        &target,
+        &[
+            ("gpu-a", "done", "echo done"),
+            ("gpu-a", "gone", "echo gone; sleep 30"),
+            ("gpu-a", "long", "sleep 30"),
+        ],
     )
-    .await
-    .expect("rental");
-    let request = ConnectRequest {
-        ssh_command: setup.host.ssh_command(),
-        ..ConnectRequest::default()
-    };
-    let options = std::collections::BTreeMap::new();
-    let mut ids = Vec::new();
-    for (tag, script) in [
-        ("done", "echo done"),
-        ("gone", "echo gone; sleep 30"),
-        ("long", "sleep 30"),
-    ] {
-        let id = fresh_id(tag);
-        let job = NewJob {
-            id: &id,
-            instance: Some("gpu-a"),
-            target: "test",
-            request: &request,
-            name: Some(tag),
-            recipe: None,
-            options: &options,
-            script,
-            now,
-        };
-        record::start_recorded(&store, &target, &JobRoot::Home, &job)
-            .await
-            .expect("starts");
-        ids.push(id);
-    }
+    .await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     // The folder of the second vanishes (a re-imaged instance), its processes with it.
     job::cancel(&target, &JobRoot::Home, &ids[1], Duration::from_secs(1))
@@ -508,65 +533,25 @@ async fn a_users_command_runs_with_the_environment_their_bashrc_sets() {
 /// is reported by the next round too, once.
 #[tokio::test]
 async fn the_background_watch_reports_each_ended_job_once_and_never_dials() {
-    use leasehold_core::billing::{ledger, BillingRules, NewInstance};
     use leasehold_core::connect::LiveTargets;
     use leasehold_core::install::watch;
-    use leasehold_core::job::record::{self, NewJob};
-    use leasehold_core::ssh::ConnectRequest;
-    use leasehold_core::store::Store;
+    use leasehold_core::job::record;
 
     let setup = common::Setup::new();
     let target = setup.connect().await;
-    let store = Store::open_in_memory().await.expect("store");
+    let store = store_with_rentals(&["gpu-a", "gpu-b"]).await;
     let clock = leasehold_core::clock::SystemClock;
-    let now = leasehold_core::clock::Clock::now(&clock);
-    for name in ["gpu-a", "gpu-b"] {
-        ledger::add_instance(
-            &store,
-            &NewInstance {
-                name: name.into(),
-                provider: "custom".into(),
-                region: None,
-                gpu_model: "RTX 4090".into(),
-                currency: "CNY".into(),
-                notes: None,
-                planned_hours: None,
-                budget: None,
-                rules: BillingRules::simple("2.5".parse().expect("decimal"), 1),
-            },
-            now,
-        )
-        .await
-        .expect("rental");
-    }
-    let request = ConnectRequest {
-        ssh_command: setup.host.ssh_command(),
-        ..ConnectRequest::default()
-    };
-    let options = std::collections::BTreeMap::new();
-    let mut ids = Vec::new();
-    for (instance, tag, script) in [
-        ("gpu-a", "quick", "echo done"),
-        ("gpu-a", "long", "sleep 30"),
-        ("gpu-b", "unwatched", "echo done"),
-    ] {
-        let id = fresh_id(tag);
-        let job = NewJob {
-            id: &id,
-            instance: Some(instance),
-            target: "test",
-            request: &request,
-            name: Some(tag),
-            recipe: None,
-            options: &options,
-            script,
-            now,
-        };
-        record::start_recorded(&store, &target, &JobRoot::Home, &job)
-            .await
-            .expect("starts");
-        ids.push(id);
-    }
+    let ids = start_recorded_jobs(
+        &store,
+        &setup,
+        &target,
+        &[
+            ("gpu-a", "quick", "echo done"),
+            ("gpu-a", "long", "sleep 30"),
+            ("gpu-b", "unwatched", "echo done"),
+        ],
+    )
+    .await;
     // Only gpu-a has a connection open in the app.
     let live = LiveTargets::default();
     let target = live.insert("gpu-a", target).await;

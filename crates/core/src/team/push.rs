@@ -258,9 +258,11 @@ async fn push_chunk_copied(
             .bind(count)
             .fetch_one(&mut *tx)
             .await?;
-        bind_instances(sqlx::query(INSERT_INSTANCES).bind(team_id), &instances)
-            .execute(&mut *tx)
-            .await?;
+        let mut insert = sqlx::query(INSERT_INSTANCES).bind(team_id);
+        for column in instance_columns(&instances) {
+            insert = insert.bind(column);
+        }
+        insert.execute(&mut *tx).await?;
         let mut direct = sqlx::Connection::begin(&mut *tx).await?;
         let inserted = match copy_in(
             &mut direct,
@@ -298,25 +300,24 @@ async fn push_chunk_copied(
     result.map_err(|e| server.failed(&e))
 }
 
-/// `query` with the instance columns bound as ten arrays, from its second parameter on.
-fn bind_instances<'q>(
-    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
-    instances: &[&PendingEvent],
-) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+/// The instance columns of [`INSERT_INSTANCES`] and [`PUSH`], in their parameter order: uid,
+/// name, provider, region, GPU, currency, notes, planned hours, created, recorded by.
+fn instance_columns(instances: &[&PendingEvent]) -> [Vec<Option<String>>; 10] {
     let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
         instances.iter().map(|e| f(e)).collect()
     };
-    query
-        .bind(column(|e| Some(e.instance_uid.clone())))
-        .bind(column(|e| Some(e.name.clone())))
-        .bind(column(|e| Some(e.provider.clone())))
-        .bind(column(|e| e.region.clone()))
-        .bind(column(|e| Some(e.gpu_model.clone())))
-        .bind(column(|e| Some(e.currency.clone())))
-        .bind(column(|e| e.notes.clone()))
-        .bind(column(|e| e.planned_hours.clone()))
-        .bind(column(|e| Some(e.instance_created_at.clone())))
-        .bind(column(|e| Some(e.instance_recorded_by.clone())))
+    [
+        column(|e| Some(e.instance_uid.clone())),
+        column(|e| Some(e.name.clone())),
+        column(|e| Some(e.provider.clone())),
+        column(|e| e.region.clone()),
+        column(|e| Some(e.gpu_model.clone())),
+        column(|e| Some(e.currency.clone())),
+        column(|e| e.notes.clone()),
+        column(|e| e.planned_hours.clone()),
+        column(|e| Some(e.instance_created_at.clone())),
+        column(|e| Some(e.instance_recorded_by.clone())),
+    ]
 }
 
 /// Send one chunk; how many of its events the server did not have yet.
@@ -330,27 +331,16 @@ async fn push_chunk(
         return push_chunk_copied(server, team_id, laptop, chunk).await;
     }
     let instances = chunk_instances(chunk);
-    let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
-        instances.iter().map(|e| f(e)).collect()
-    };
     let rules = chunk
         .iter()
         .map(rules_json)
         .collect::<Result<Vec<_>, _>>()?;
     let count = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
-    let inserted: i64 = sqlx::query_scalar(PUSH)
-        .bind(team_id)
-        .bind(count)
-        .bind(column(|e| Some(e.instance_uid.clone())))
-        .bind(column(|e| Some(e.name.clone())))
-        .bind(column(|e| Some(e.provider.clone())))
-        .bind(column(|e| e.region.clone()))
-        .bind(column(|e| Some(e.gpu_model.clone())))
-        .bind(column(|e| Some(e.currency.clone())))
-        .bind(column(|e| e.notes.clone()))
-        .bind(column(|e| e.planned_hours.clone()))
-        .bind(column(|e| Some(e.instance_created_at.clone())))
-        .bind(column(|e| Some(e.instance_recorded_by.clone())))
+    let mut push = sqlx::query_scalar(PUSH).bind(team_id).bind(count);
+    for column in instance_columns(&instances) {
+        push = push.bind(column);
+    }
+    let inserted: i64 = push
         .bind(laptop)
         .bind(chunk.iter().map(|e| e.uid.as_str()).collect::<Vec<_>>())
         .bind(
