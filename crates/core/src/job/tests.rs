@@ -22,6 +22,24 @@ impl Jobs {
     fn folder(&self, id: &JobId) -> std::path::PathBuf {
         self.dir.path().join("jobs dir 'q'").join(id.as_str())
     }
+
+    /// Attach to `id` from byte `from` until it ends: its end, the bytes delivered and the
+    /// offset reached.
+    async fn attach_from(&self, id: &JobId, from: u64) -> (JobStatus, Vec<u8>, u64) {
+        let mut offset = from;
+        let mut got = Vec::new();
+        let end = attach(
+            &LocalTarget,
+            &self.root,
+            id,
+            &mut offset,
+            &mut |chunk: &[u8]| got.extend_from_slice(chunk),
+            AttachOptions::default(),
+        )
+        .await
+        .expect("attach");
+        (end, got, offset)
+    }
 }
 
 fn id(text: &str) -> JobId {
@@ -148,18 +166,7 @@ async fn a_job_runs_detached_and_attach_delivers_its_whole_log_and_exit_code() {
         .await
         .expect("starts");
     assert_eq!(started.state, JobState::Running);
-    let mut offset = 0;
-    let mut got = Vec::new();
-    let end = attach(
-        &LocalTarget,
-        &jobs.root,
-        &job,
-        &mut offset,
-        &mut |chunk: &[u8]| got.extend_from_slice(chunk),
-        AttachOptions::default(),
-    )
-    .await
-    .expect("attach");
+    let (end, got, offset) = jobs.attach_from(&job, 0).await;
     let log = std::fs::read(jobs.folder(&job).join("log")).expect("log file");
     assert_eq!(end.state, JobState::Failed, "exit 3 is a failure");
     assert_eq!(end.exit_code, Some(3), "the job's own exit code");
@@ -257,18 +264,7 @@ async fn attaching_anywhere_in_a_long_backlog_delivers_exactly_the_rest() {
     let len = log.len();
     assert!(len > 3 * 4096, "a backlog of several pieces ({len} bytes)");
     for from in [0, 1, 4095, 4096, 4097, 8193, len / 2, len - 1, len] {
-        let mut offset = from as u64;
-        let mut got = Vec::new();
-        let end = attach(
-            &LocalTarget,
-            &jobs.root,
-            &job,
-            &mut offset,
-            &mut |chunk: &[u8]| got.extend_from_slice(chunk),
-            AttachOptions::default(),
-        )
-        .await
-        .expect("attach");
+        let (end, got, offset) = jobs.attach_from(&job, from as u64).await;
         assert_eq!(end.state, JobState::Succeeded);
         assert!(
             got == log[from..],

@@ -290,6 +290,19 @@ mod tests {
             .unwrap_or_else(|err| panic!("the key read beforehand logs in: {err}\n{}", host.log()));
     }
 
+    /// `someone@127.0.0.1:port` with its own known_hosts (kept while the folder lives).
+    fn loopback_port(port: u16) -> (tempfile::TempDir, Destination, ConnectOptions) {
+        let scratch = tempfile::tempdir().expect("scratch dir");
+        let command = super::super::parse_ssh_command(&format!("ssh -p {port} someone@127.0.0.1"))
+            .expect("parses");
+        let destination = Destination::resolve(&command, None).expect("resolves");
+        let options = ConnectOptions {
+            known_hosts: super::super::KnownHosts::only(scratch.path().join("known_hosts")),
+            ..ConnectOptions::default()
+        };
+        (scratch, destination, options)
+    }
+
     #[tokio::test]
     async fn only_the_first_connection_that_answers_goes_on_to_a_handshake() {
         use std::sync::atomic::{AtomicUsize, Ordering};
@@ -316,15 +329,8 @@ mod tests {
                 });
             }
         });
-        let scratch = tempfile::tempdir().expect("scratch dir");
-        let command = super::super::parse_ssh_command(&format!("ssh -p {port} someone@127.0.0.1"))
-            .expect("parses");
-        let destination = Destination::resolve(&command, None).expect("resolves");
-        let options = ConnectOptions {
-            known_hosts: super::super::KnownHosts::only(scratch.path().join("known_hosts")),
-            connect_timeout: Duration::from_secs(1),
-            ..ConnectOptions::default()
-        };
+        let (_scratch, destination, mut options) = loopback_port(port);
+        options.connect_timeout = Duration::from_secs(1);
         // Attempts may start for 300 ms; the one handshake under way hangs for a second.
         let result = redial(
             &destination,
@@ -365,14 +371,7 @@ mod tests {
                 drop(socket);
             }
         });
-        let scratch = tempfile::tempdir().expect("scratch dir");
-        let command = super::super::parse_ssh_command(&format!("ssh -p {port} someone@127.0.0.1"))
-            .expect("parses");
-        let destination = Destination::resolve(&command, None).expect("resolves");
-        let options = ConnectOptions {
-            known_hosts: super::super::KnownHosts::only(scratch.path().join("known_hosts")),
-            ..ConnectOptions::default()
-        };
+        let (_scratch, destination, options) = loopback_port(port);
         let keep_trying_for = Duration::from_millis(400);
         let result = redial(
             &destination,

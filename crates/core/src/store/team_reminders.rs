@@ -13,9 +13,20 @@ pub async fn fired(
     kind: &str,
     occurrence: &str,
 ) -> Result<bool, StoreError> {
-    let found: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM team_reminders WHERE team = ? AND kind = ? AND occurrence = ?",
-    )
+    row_exists(conn, team, kind, occurrence, "").await
+}
+
+/// Whether the row of one team reminder exists, with `also` (SQL) holding too.
+async fn row_exists(
+    conn: &mut SqliteConnection,
+    team: &str,
+    kind: &str,
+    occurrence: &str,
+    also: &'static str,
+) -> Result<bool, StoreError> {
+    let found: Option<i64> = sqlx::query_scalar(&format!(
+        "SELECT 1 FROM team_reminders WHERE team = ? AND kind = ? AND occurrence = ?{also}"
+    ))
     .bind(team)
     .bind(kind)
     .bind(occurrence)
@@ -56,16 +67,14 @@ pub async fn is_open(
     kind: &str,
     occurrence: &str,
 ) -> Result<bool, StoreError> {
-    let found: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM team_reminders WHERE team = ? AND kind = ? AND occurrence = ?
-         AND silent = 0 AND dismissed_at IS NULL",
+    row_exists(
+        conn,
+        team,
+        kind,
+        occurrence,
+        " AND silent = 0 AND dismissed_at IS NULL",
     )
-    .bind(team)
-    .bind(kind)
-    .bind(occurrence)
-    .fetch_optional(conn)
-    .await?;
-    Ok(found.is_some())
+    .await
 }
 
 /// Close a fired team reminder; false when it never fired here.
