@@ -15,6 +15,7 @@
 
 pub mod backups;
 pub mod bulk;
+pub mod conflict_replays;
 mod error;
 pub mod gpu_minutes;
 pub mod instance_plans;

@@ -88,22 +88,53 @@ pub async fn event(
 
 /// Every instance's events as replays see them (withdrawn ones left out), grouped by instance
 /// and within an instance in the order `ledger::events_for` returns them, with each event's uid
-/// and recorder: the whole working copy in one read (the team's conflict report after each sync).
+/// and recorder: the whole working copy in one read.
 pub async fn replayed_events_all(
     conn: &mut SqliteConnection,
+) -> Result<Vec<ReplayedEvent>, StoreError> {
+    replayed_events(conn, None).await
+}
+
+/// [`replayed_events_all`] for the instances `instance_ids` only (the team's conflict report,
+/// for the instances whose ledger changed since it last looked).
+pub async fn replayed_events_of(
+    conn: &mut SqliteConnection,
+    instance_ids: &[i64],
+) -> Result<Vec<ReplayedEvent>, StoreError> {
+    replayed_events(conn, Some(instance_ids)).await
+}
+
+async fn replayed_events(
+    conn: &mut SqliteConnection,
+    instance_ids: Option<&[i64]>,
 ) -> Result<Vec<ReplayedEvent>, StoreError> {
     let withdrawn: HashSet<String> = sqlx::query_scalar("SELECT event_uid FROM withdrawn_events")
         .fetch_all(&mut *conn)
         .await?
         .into_iter()
         .collect();
-    let doc: Option<String> = sqlx::query_scalar(
-        "SELECT json_group_array(json_array(id, instance_id, kind, at, rules_id, traffic_gb, uid,
-                                            recorded_by, origin_seq))
-         FROM ledger_events",
-    )
-    .fetch_one(&mut *conn)
-    .await?;
+    const COLUMNS: &str = "json_group_array(json_array(id, instance_id, kind, at, rules_id,
+                               traffic_gb, uid, recorded_by, origin_seq))";
+    let doc: Option<String> = match instance_ids {
+        None => {
+            sqlx::query_scalar(&format!("SELECT {COLUMNS} FROM ledger_events"))
+                .fetch_one(&mut *conn)
+                .await?
+        }
+        Some(ids) => {
+            let ids = serde_json::to_string(ids).map_err(|err| StoreError::Corrupt {
+                what: "instance ids",
+                value: err.to_string(),
+            })?;
+            sqlx::query_scalar(&format!(
+                "SELECT {COLUMNS} FROM ledger_events
+                 WHERE instance_id IN (SELECT value FROM json_each(?))"
+            ))
+            .bind(ids)
+            .fetch_one(&mut *conn)
+            .await?
+        }
+    };
     type Row = (
         i64,
         i64,

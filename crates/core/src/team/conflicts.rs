@@ -9,20 +9,21 @@
 //! way and computes the same bill.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::server::Server;
 use super::TeamError;
 use crate::billing::{events::settle, rows};
 use crate::store::ledger as ledger_repo;
+use crate::store::conflict_replays::{self as replays_repo, ReplayInputs};
 use crate::store::team as repo;
 use crate::store::withdrawals::{self, ReplayedEvent, WithdrawalRow};
 use crate::store::{Store, StoreError};
 use crate::Coded;
 
 /// One conflict, as `team sync --json` and the Settings → Team list show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(export)]
 pub struct Conflict {
     /// `refused_event`, `name_collision` or `unreadable`.
@@ -55,7 +56,7 @@ pub struct Conflict {
 }
 
 /// The event that stands in the bill where a refused one would not fit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(export)]
 pub struct StandingEvent {
     pub event_uid: String,
@@ -67,8 +68,7 @@ pub struct StandingEvent {
 /// Refused events of one instance, each with the accepted event of its kind before it, from its
 /// rules versions and its events in replay order.
 fn refused_in(
-    instance: &ledger_repo::InstanceRow,
-    uid: &str,
+    instance: &ReplayInputs,
     rules: &[ledger_repo::RulesRow],
     replayed: &[ReplayedEvent],
 ) -> Result<Vec<Conflict>, TeamError> {
@@ -100,7 +100,7 @@ fn refused_in(
             Conflict {
                 kind: "refused_event".into(),
                 instance: instance.name.clone(),
-                instance_uid: uid.to_owned(),
+                instance_uid: instance.uid.clone(),
                 member: member_of(index),
                 event_uid: Some(replayed[index].uid.clone()),
                 event_kind: Some(row.kind.clone()),
@@ -123,28 +123,132 @@ fn group_of<T>(rows: &[T], instance_id: i64, id_of: impl Fn(&T) -> i64) -> &[T] 
     &rows[start..end]
 }
 
-/// Every conflict in the working copy now.
-pub async fn conflicts(store: &Store) -> Result<Vec<Conflict>, TeamError> {
+/// Which replay code a kept report came from: a kept report is reused only by the version that
+/// computed it (a newer one may settle differently).
+const REPLAY_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "/1");
+
+fn fingerprint_of(instance: &ReplayInputs) -> String {
+    format!("{REPLAY_VERSION} {}", instance.fingerprint)
+}
+
+/// Every instance's refused events now. An instance is replayed only when its fingerprint (its
+/// events, rules versions, the resolutions, its name) changed since the report kept for it
+/// (`store::conflict_replays`); the new reports are kept for the next time.
+pub async fn refused(store: &Store) -> Result<Vec<Conflict>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-    let mut found = Vec::new();
-    let recorders: std::collections::HashMap<i64, String> = repo::instance_recorders(&mut conn)
-        .await?
-        .into_iter()
-        .map(|(id, uid, _)| (id, uid))
+    // One snapshot: the fingerprints describe exactly the rows replayed.
+    let mut snapshot = sqlx::Connection::begin(&mut *conn)
+        .await
+        .map_err(StoreError::from)?;
+    let instances = replays_repo::inputs(&mut snapshot).await?;
+    let kept = replays_repo::kept(&mut snapshot).await?;
+    let stale: Vec<&ReplayInputs> = instances
+        .iter()
+        .filter(|i| kept.get(&i.instance_id).map(|(f, _)| f) != Some(&fingerprint_of(i)))
         .collect();
-    // Three queries for the whole working copy, not three per instance: a team's copy holds
-    // every member's instances, and this runs after every sync.
-    let rules = ledger_repo::all_rules(&mut conn).await?;
-    let replayed = withdrawals::replayed_events_all(&mut conn).await?;
-    for instance in ledger_repo::list_instances(&mut conn).await? {
-        let uid = recorders.get(&instance.id).cloned().unwrap_or_default();
-        found.extend(refused_in(
-            &instance,
-            &uid,
-            group_of(&rules, instance.id, |row| row.instance_id),
-            group_of(&replayed, instance.id, |row| row.event.instance_id),
-        )?);
+    let mut fresh: std::collections::HashMap<i64, Vec<Conflict>> = Default::default();
+    if !stale.is_empty() {
+        let rules = ledger_repo::all_rules(&mut snapshot).await?;
+        let replayed = if stale.len() == instances.len() {
+            withdrawals::replayed_events_all(&mut snapshot).await?
+        } else {
+            let ids: Vec<i64> = stale.iter().map(|i| i.instance_id).collect();
+            withdrawals::replayed_events_of(&mut snapshot, &ids).await?
+        };
+        for instance in &stale {
+            let id = instance.instance_id;
+            let found = refused_in(
+                instance,
+                group_of(&rules, id, |row| row.instance_id),
+                group_of(&replayed, id, |row| row.event.instance_id),
+            )?;
+            fresh.insert(id, found);
+        }
     }
+    snapshot.rollback().await.map_err(StoreError::from)?;
+    drop(conn);
+    keep_reports(store, &stale, &fresh).await;
+    let mut found = Vec::new();
+    for instance in &instances {
+        if let Some(conflicts) = fresh.remove(&instance.instance_id) {
+            found.extend(conflicts);
+        } else if let Some((_, json)) = kept.get(&instance.instance_id) {
+            let conflicts: Vec<Conflict> =
+                serde_json::from_str(json).map_err(|err| StoreError::Corrupt {
+                    what: "kept conflict report",
+                    value: err.to_string(),
+                })?;
+            found.extend(conflicts);
+        }
+    }
+    Ok(found)
+}
+
+/// Keep the reports just computed. Only a saving: if it fails (another writer holds the database
+/// past the busy timeout), the next report replays these instances again.
+async fn keep_reports(
+    store: &Store,
+    stale: &[&ReplayInputs],
+    fresh: &std::collections::HashMap<i64, Vec<Conflict>>,
+) {
+    let rows: Result<Vec<(i64, String, String)>, serde_json::Error> = stale
+        .iter()
+        .filter_map(|i| {
+            let report = fresh.get(&i.instance_id)?;
+            Some(serde_json::to_string(report).map(|json| (i.instance_id, fingerprint_of(i), json)))
+        })
+        .collect();
+    let kept = async {
+        let rows = rows.map_err(|err| StoreError::Corrupt {
+            what: "conflict report",
+            value: err.to_string(),
+        })?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut tx = store.write().await?;
+        replays_repo::keep(&mut tx, &rows).await?;
+        tx.commit().await.map_err(StoreError::from)
+    };
+    if let Err(err) = kept.await {
+        tracing::warn!(%err, "conflict report not kept; the next one replays again");
+    }
+}
+
+/// Bring the kept reports up to date in the background while a sync works on (pushes, writes
+/// pulled pages), so the report at its end replays only what changed after the last warm-up.
+/// At most one warm-up runs at a time.
+#[derive(Default)]
+pub struct Warmup {
+    running: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Warmup {
+    /// Start a warm-up over what is committed now, unless one is still running.
+    pub fn nudge(&mut self, store: &Store) {
+        if self.running.as_ref().is_some_and(|r| !r.is_finished()) {
+            return;
+        }
+        let store = store.clone();
+        self.running = Some(tokio::spawn(async move {
+            if let Err(err) = refused(&store).await {
+                tracing::debug!(%err, "conflict warm-up failed; the sync's report replays instead");
+            }
+        }));
+    }
+
+    /// Wait for the running warm-up, so the final report does not replay the same instances.
+    pub async fn finish(self) {
+        if let Some(running) = self.running {
+            let _ = running.await;
+        }
+    }
+}
+
+/// Every conflict in the working copy now: refused events, then the ones pulls stored.
+pub async fn conflicts(store: &Store) -> Result<Vec<Conflict>, TeamError> {
+    let mut found = refused(store).await?;
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     for row in repo::stored_conflicts(&mut conn).await? {
         found.push(Conflict {
             kind: row.kind,

@@ -208,18 +208,26 @@ pub async fn sync_with(
     row: &LinkRow,
     now: DateTime<Utc>,
 ) -> Result<SyncReport, TeamError> {
+    // The conflict report replays the instances whose ledger changed; that work runs beside the
+    // push (the server is busy inserting) and beside the pull's pages, not after them.
+    let mut warmup = conflicts::Warmup::default();
+    warmup.nudge(store);
     let pushed = push::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
     // After the events: every instance a record names is on the server by then.
     records::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
     let pulled = pull::pull(
         store,
         server,
-        row.team_id,
-        &row.member,
-        &row.laptop_uid,
-        now,
+        pull::Pulling {
+            team_id: row.team_id,
+            member: &row.member,
+            laptop: &row.laptop_uid,
+            now,
+        },
+        &mut warmup,
     )
     .await?;
+    warmup.finish().await;
     // After the events, so every instance a resolution names is on the server.
     let mut found = conflicts::conflicts(store).await?;
     if conflicts::exchange(store, server, row.team_id, &found).await? > 0 {

@@ -22,15 +22,19 @@ use sqlx::{FromRow, SqliteConnection};
 
 use super::records::{self, PulledRecord};
 use super::server::Server;
+use super::conflicts::Warmup;
 use super::TeamError;
 use crate::billing::rows;
 use crate::store::ledger::RulesRow;
 use crate::store::team::{self as repo, ConflictRow, PulledInstance, SharedRules};
 use crate::store::{Store, StoreError};
 
-/// Events per page: 100 000 events arrive in four round trips, each overlapping the writing of
+/// Events per page: 100 000 events arrive in five round trips, each overlapping the writing of
 /// the page before.
 pub const PAGE: i64 = 25_000;
+
+/// The first page is smaller: nothing overlaps its wait, and the server sends it sooner.
+const FIRST_PAGE: i64 = 2_500;
 
 /// One page. The shared records (budgets, backups, …) come along only once the events are caught
 /// up (`events` shorter than a page), so every instance a record names is already here.
@@ -88,6 +92,9 @@ struct Page {
     instances_json: String,
     records_json: String,
     budgets_json: Option<String>,
+    /// The most events (and records) asked for: fewer means caught up.
+    #[sqlx(skip)]
+    limit: i64,
 }
 
 /// An event of a page (every field optional: a row from a newer or broken client must be
@@ -164,30 +171,32 @@ struct Cursors {
     records: i64,
 }
 
-/// Ask the server for the page after `at` (one round trip).
+/// Ask the server for the page of up to `limit` events after `at` (one round trip).
 async fn fetch(
     server: &mut Server,
     team_id: i64,
     member: &str,
     laptop: &str,
     at: Cursors,
+    limit: i64,
 ) -> Result<Page, TeamError> {
-    sqlx::query_as(PULL)
+    let page: Page = sqlx::query_as(PULL)
         .bind(team_id)
         .bind(at.events)
         .bind(laptop)
-        .bind(PAGE)
+        .bind(limit)
         .bind(member)
         .bind(at.records)
         .fetch_one(&mut server.conn)
         .await
-        .map_err(|e| server.failed(&e))
+        .map_err(|e| server.failed(&e))?;
+    Ok(Page { limit, ..page })
 }
 
 /// Where the cursors stand once `page` is applied, and whether more pages follow.
 fn after(page: &Page, at: Cursors) -> (Cursors, bool) {
-    let events_full = page.events >= PAGE;
-    let records_full = page.records >= PAGE;
+    let events_full = page.events >= page.limit;
+    let records_full = page.records >= page.limit;
     let events = if events_full {
         page.last_event.unwrap_or(at.events)
     } else {
@@ -215,7 +224,7 @@ async fn apply(
     let applied = apply_page(&mut tx, page, now).await?;
     pulled.events += applied.events;
     pulled.touched.extend(applied.touched);
-    if page.events < PAGE {
+    if page.events < page.limit {
         let list: Vec<PulledRecord> = parse_list(&page.records_json, "records")?;
         pulled.records += records::apply(&mut tx, &list, laptop, now).await?;
         let budgets: Vec<TeamBudgetRow> =
@@ -227,16 +236,30 @@ async fn apply(
     Ok(())
 }
 
+/// Who pulls, and when.
+#[derive(Debug, Clone, Copy)]
+pub struct Pulling<'a> {
+    pub team_id: i64,
+    pub member: &'a str,
+    /// This laptop's uid: its own events are not sent back.
+    pub laptop: &'a str,
+    pub now: DateTime<Utc>,
+}
+
 /// Pull everything after the cursors. While one page is written here the server already sends
-/// the next, so the local writes and the network overlap.
+/// the next, and the conflict report's replays of the pages already written run beside both.
 pub async fn pull(
     store: &Store,
     server: &mut Server,
-    team_id: i64,
-    member: &str,
-    laptop: &str,
-    now: DateTime<Utc>,
+    who: Pulling<'_>,
+    warmup: &mut Warmup,
 ) -> Result<Pulled, TeamError> {
+    let Pulling {
+        team_id,
+        member,
+        laptop,
+        now,
+    } = who;
     let mut pulled = Pulled::default();
     let mut at = {
         let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
@@ -248,7 +271,7 @@ pub async fn pull(
             records: link.pulled_record_seq,
         }
     };
-    let mut page = fetch(server, team_id, member, laptop, at).await?;
+    let mut page = fetch(server, team_id, member, laptop, at, FIRST_PAGE).await?;
     loop {
         let (next, more) = after(&page, at);
         if !more {
@@ -258,9 +281,10 @@ pub async fn pull(
         // A failure of either leaves the cursor where the last applied page ended.
         let (applied, fetched) = tokio::join!(
             apply(store, &page, next, laptop, now, &mut pulled),
-            fetch(server, team_id, member, laptop, next)
+            fetch(server, team_id, member, laptop, next, PAGE)
         );
         applied?;
+        warmup.nudge(store);
         page = fetched?;
         at = next;
     }

@@ -1,0 +1,85 @@
+//! Rows of `conflict_replays` (migration 0210): each instance's last conflict report, kept with a
+//! fingerprint of the rows it was computed from, so `team::conflicts` replays only the instances
+//! whose ledger changed since.
+
+use std::collections::HashMap;
+
+use sqlx::SqliteConnection;
+
+use super::StoreError;
+
+/// An instance as the conflict report names it, with the fingerprint of its replay's inputs.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ReplayInputs {
+    pub instance_id: i64,
+    pub name: String,
+    pub uid: String,
+    /// Changes whenever an event, a rules version or a resolution arrives, or the name changes.
+    pub fingerprint: String,
+}
+
+/// Every instance (in `ledger::list_instances`' order) with its fingerprint. One pass over the
+/// `(instance_id, id)` indexes: the counts and last ids come from the index alone.
+pub async fn inputs(conn: &mut SqliteConnection) -> Result<Vec<ReplayInputs>, StoreError> {
+    Ok(sqlx::query_as(
+        "WITH events AS (
+             SELECT instance_id, count(*) AS n, max(id) AS last FROM ledger_events
+             GROUP BY instance_id
+         ), rules AS (
+             SELECT instance_id, count(*) AS n, max(id) AS last FROM billing_rules
+             GROUP BY instance_id
+         ), resolutions AS (
+             SELECT count(*) AS n, coalesce(max(rowid), 0) AS last FROM ledger_withdrawals
+         )
+         SELECT i.id AS instance_id, i.name, coalesce(i.uid, '') AS uid,
+                json_array(i.name, i.uid, coalesce(e.n, 0), coalesce(e.last, 0), coalesce(r.n, 0),
+                           coalesce(r.last, 0), w.n, w.last) AS fingerprint
+         FROM instances i
+         LEFT JOIN events e ON e.instance_id = i.id
+         LEFT JOIN rules r ON r.instance_id = i.id
+         CROSS JOIN resolutions w
+         ORDER BY i.created_at, i.id",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The kept reports: `(fingerprint, refused events as JSON)` by instance id.
+pub async fn kept(
+    conn: &mut SqliteConnection,
+) -> Result<HashMap<i64, (String, String)>, StoreError> {
+    let rows: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT instance_id, fingerprint, refused FROM conflict_replays")
+            .fetch_all(conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, fingerprint, refused)| (id, (fingerprint, refused)))
+        .collect())
+}
+
+/// Keep `(instance id, fingerprint, refused JSON)` rows, replacing older ones, in one statement.
+/// An instance deleted meanwhile is skipped (its report went with it).
+pub async fn keep(
+    conn: &mut SqliteConnection,
+    rows: &[(i64, String, String)],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let doc = serde_json::to_string(rows).map_err(|err| StoreError::Corrupt {
+        what: "conflict report",
+        value: err.to_string(),
+    })?;
+    sqlx::query(
+        "INSERT INTO conflict_replays (instance_id, fingerprint, refused)
+         SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2 FROM json_each(?) r
+         WHERE EXISTS (SELECT 1 FROM instances i WHERE i.id = r.value ->> 0)
+         ON CONFLICT (instance_id) DO UPDATE SET fingerprint = excluded.fingerprint,
+                                                 refused = excluded.refused",
+    )
+    .bind(doc)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
