@@ -521,27 +521,36 @@ async fn apply_page(
         }
     }
     let used: Vec<&str> = used.into_iter().collect();
-    let known = repo::known_instance_uids(conn, &used).await?;
-    for uid in used.iter().filter(|uid| !known.contains(**uid)) {
+    let mut instance_ids = repo::local_ids(conn, "instances", &used).await?;
+    for uid in &used {
+        if instance_ids.contains_key(*uid) {
+            continue;
+        }
         if let Some(Ok(instance)) = instances.get(uid) {
-            insert_instance(conn, instance, now).await?;
+            let id = insert_instance(conn, instance, now).await?;
+            instance_ids.insert((*uid).to_owned(), id);
         }
     }
     repo::insert_pulled_rules(conn, &to_json(&rules)?).await?;
-    let pulled: Vec<repo::PulledEvent<'_>> = checked
+    let rules_uids: Vec<&str> = rules.iter().map(|r| r.rules.uid.as_str()).collect();
+    let rules_ids = repo::local_ids(conn, "billing_rules", &rules_uids).await?;
+    // An event whose instance could not be written (its row unreadable) was listed above.
+    let mut pulled: Vec<repo::PulledEvent<'_>> = checked
         .iter()
-        .map(|e| repo::PulledEvent {
-            uid: e.uid,
-            instance_uid: e.instance_uid,
-            kind: e.kind,
-            at: e.at,
-            rules_uid: e.rules_uid.as_deref(),
-            traffic_gb: e.traffic_gb,
-            recorded_by: e.recorded_by,
-            origin_seq: e.origin_seq,
+        .filter_map(|e| {
+            Some(repo::PulledEvent {
+                uid: e.uid,
+                instance_id: *instance_ids.get(e.instance_uid)?,
+                kind: e.kind,
+                at: e.at,
+                rules_id: e.rules_uid.as_deref().and_then(|uid| rules_ids.get(uid).copied()),
+                traffic_gb: e.traffic_gb,
+                recorded_by: e.recorded_by,
+                origin_seq: e.origin_seq,
+            })
         })
         .collect();
-    let inserted = repo::insert_pulled_events(conn, &pulled).await?;
+    let inserted = repo::insert_pulled_events(conn, &mut pulled).await?;
     Ok(Applied {
         events: inserted,
         touched: used.into_iter().map(str::to_owned).collect(),
