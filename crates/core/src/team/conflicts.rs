@@ -8,6 +8,8 @@
 //! [`exchange`] shares these records with the team at each sync, so every laptop settles the same
 //! way and computes the same bill.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -131,10 +133,22 @@ fn fingerprint_of(instance: &ReplayInputs) -> String {
     format!("{REPLAY_VERSION} {}", instance.fingerprint)
 }
 
-/// Every instance's refused events now. An instance is replayed only when its fingerprint (its
-/// events, rules versions, the resolutions, its name) changed since the report kept for it
-/// (`store::conflict_replays`); the new reports are kept for the next time.
-pub async fn refused(store: &Store) -> Result<Vec<Conflict>, TeamError> {
+/// Reports replayed by this process and not kept in the database yet: by instance id, the
+/// fingerprint they were replayed at and the instance's refused events.
+pub type Replays = HashMap<i64, (String, Vec<Conflict>)>;
+
+/// What one look at the working copy found.
+struct Replayed {
+    /// Every instance, in the report's order.
+    instances: Vec<ReplayInputs>,
+    /// The reports kept in the database: `(fingerprint, refused JSON)` by instance id.
+    kept: HashMap<i64, (String, String)>,
+    /// The instances replayed now: neither a kept report nor one of `known` was current.
+    fresh: Replays,
+}
+
+/// Replay the instances whose fingerprint matches neither their kept report nor `known`.
+async fn replay(store: &Store, known: &Replays) -> Result<Replayed, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     // One snapshot: the fingerprints describe exactly the rows replayed.
     let mut snapshot = sqlx::Connection::begin(&mut *conn)
@@ -142,11 +156,13 @@ pub async fn refused(store: &Store) -> Result<Vec<Conflict>, TeamError> {
         .map_err(StoreError::from)?;
     let instances = replays_repo::inputs(&mut snapshot).await?;
     let kept = replays_repo::kept(&mut snapshot).await?;
-    let stale: Vec<&ReplayInputs> = instances
-        .iter()
-        .filter(|i| kept.get(&i.instance_id).map(|(f, _)| f) != Some(&fingerprint_of(i)))
-        .collect();
-    let mut fresh: std::collections::HashMap<i64, Vec<Conflict>> = Default::default();
+    let current = |i: &ReplayInputs| {
+        let fingerprint = fingerprint_of(i);
+        kept.get(&i.instance_id).map(|(f, _)| f) == Some(&fingerprint)
+            || known.get(&i.instance_id).map(|(f, _)| f) == Some(&fingerprint)
+    };
+    let stale: Vec<&ReplayInputs> = instances.iter().filter(|i| !current(i)).collect();
+    let mut fresh = Replays::new();
     if !stale.is_empty() {
         let rules = ledger_repo::all_rules(&mut snapshot).await?;
         let replayed = if stale.len() == instances.len() {
@@ -162,15 +178,42 @@ pub async fn refused(store: &Store) -> Result<Vec<Conflict>, TeamError> {
                 group_of(&rules, id, |row| row.instance_id),
                 group_of(&replayed, id, |row| row.event.instance_id),
             )?;
-            fresh.insert(id, found);
+            fresh.insert(id, (fingerprint_of(instance), found));
         }
     }
     snapshot.rollback().await.map_err(StoreError::from)?;
-    drop(conn);
-    keep_reports(store, &stale, &fresh).await;
+    Ok(Replayed {
+        instances,
+        kept,
+        fresh,
+    })
+}
+
+/// Every instance's refused events now. An instance is replayed only when its fingerprint (its
+/// events, rules versions, the resolutions, its name) matches neither the report kept for it
+/// (`store::conflict_replays`) nor one in `known` (a [`Warmup`]'s); what was replayed is kept
+/// for the next time.
+pub async fn refused_using(store: &Store, mut known: Replays) -> Result<Vec<Conflict>, TeamError> {
+    let Replayed {
+        instances,
+        kept,
+        fresh,
+    } = replay(store, &known).await?;
+    known.extend(fresh);
+    // Only what is current now is kept (a warm-up's report of an instance changed since is not).
+    let mut current = Replays::new();
+    for instance in &instances {
+        let fingerprint = fingerprint_of(instance);
+        if let Some((f, report)) = known.remove(&instance.instance_id) {
+            if f == fingerprint {
+                current.insert(instance.instance_id, (f, report));
+            }
+        }
+    }
+    keep_reports(store, &current).await;
     let mut found = Vec::new();
     for instance in &instances {
-        if let Some(conflicts) = fresh.remove(&instance.instance_id) {
+        if let Some((_, conflicts)) = current.remove(&instance.instance_id) {
             found.extend(conflicts);
         } else if let Some((_, json)) = kept.get(&instance.instance_id) {
             let conflicts: Vec<Conflict> =
@@ -184,28 +227,23 @@ pub async fn refused(store: &Store) -> Result<Vec<Conflict>, TeamError> {
     Ok(found)
 }
 
-/// Keep the reports just computed. Only a saving: if it fails (another writer holds the database
+/// Keep the reports just replayed. Only a saving: if it fails (another writer holds the database
 /// past the busy timeout), the next report replays these instances again.
-async fn keep_reports(
-    store: &Store,
-    stale: &[&ReplayInputs],
-    fresh: &std::collections::HashMap<i64, Vec<Conflict>>,
-) {
-    let rows: Result<Vec<(i64, String, String)>, serde_json::Error> = stale
-        .iter()
-        .filter_map(|i| {
-            let report = fresh.get(&i.instance_id)?;
-            Some(serde_json::to_string(report).map(|json| (i.instance_id, fingerprint_of(i), json)))
-        })
-        .collect();
+async fn keep_reports(store: &Store, reports: &Replays) {
+    if reports.is_empty() {
+        return;
+    }
     let kept = async {
-        let rows = rows.map_err(|err| StoreError::Corrupt {
-            what: "conflict report",
-            value: err.to_string(),
-        })?;
-        if rows.is_empty() {
-            return Ok(());
-        }
+        let rows = reports
+            .iter()
+            .map(|(id, (fingerprint, report))| {
+                Ok((*id, fingerprint.clone(), serde_json::to_string(report)?))
+            })
+            .collect::<Result<Vec<_>, serde_json::Error>>()
+            .map_err(|err| StoreError::Corrupt {
+                what: "conflict report",
+                value: err.to_string(),
+            })?;
         let mut tx = store.write().await?;
         replays_repo::keep(&mut tx, &rows).await?;
         tx.commit().await.map_err(StoreError::from)
@@ -215,11 +253,13 @@ async fn keep_reports(
     }
 }
 
-/// Bring the kept reports up to date in the background while a sync works on (pushes, writes
-/// pulled pages), so the report at its end replays only what changed after the last warm-up.
-/// At most one warm-up runs at a time.
+/// Replays done in the background while a sync works on (pushes, writes pulled pages), so the
+/// report at its end replays only what changed after the last warm-up. The results stay in
+/// memory until that report keeps them: a warm-up never waits for the database's writer, which
+/// the pull holds. At most one warm-up runs at a time.
 #[derive(Default)]
 pub struct Warmup {
+    replays: std::sync::Arc<std::sync::Mutex<Replays>>,
     running: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -230,24 +270,42 @@ impl Warmup {
             return;
         }
         let store = store.clone();
+        let replays = std::sync::Arc::clone(&self.replays);
         self.running = Some(tokio::spawn(async move {
-            if let Err(err) = refused(&store).await {
-                tracing::debug!(%err, "conflict warm-up failed; the sync's report replays instead");
+            let known = replays.lock().map(|r| r.clone()).unwrap_or_default();
+            match replay(&store, &known).await {
+                Ok(done) => {
+                    if let Ok(mut replays) = replays.lock() {
+                        replays.extend(done.fresh);
+                    }
+                }
+                Err(err) => {
+                    tracing::debug!(%err, "conflict warm-up failed; the sync's report replays");
+                }
             }
         }));
     }
 
-    /// Wait for the running warm-up, so the final report does not replay the same instances.
-    pub async fn finish(self) {
+    /// Wait for the running warm-up; what the warm-ups replayed.
+    pub async fn finish(self) -> Replays {
         if let Some(running) = self.running {
             let _ = running.await;
         }
+        std::sync::Arc::try_unwrap(self.replays)
+            .ok()
+            .and_then(|r| r.into_inner().ok())
+            .unwrap_or_default()
     }
 }
 
 /// Every conflict in the working copy now: refused events, then the ones pulls stored.
 pub async fn conflicts(store: &Store) -> Result<Vec<Conflict>, TeamError> {
-    let mut found = refused(store).await?;
+    conflicts_using(store, Replays::new()).await
+}
+
+/// [`conflicts`], reusing what a [`Warmup`] replayed.
+pub async fn conflicts_using(store: &Store, known: Replays) -> Result<Vec<Conflict>, TeamError> {
+    let mut found = refused_using(store, known).await?;
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     for row in repo::stored_conflicts(&mut conn).await? {
         found.push(Conflict {

@@ -227,9 +227,9 @@ pub async fn sync_with(
         &mut warmup,
     )
     .await?;
-    warmup.finish().await;
+    let warmed = warmup.finish().await;
     // After the events, so every instance a resolution names is on the server.
-    let mut found = conflicts::conflicts(store).await?;
+    let mut found = conflicts::conflicts_using(store, warmed).await?;
     if conflicts::exchange(store, server, row.team_id, &found).await? > 0 {
         found = conflicts::conflicts(store).await?;
     }
