@@ -11,7 +11,7 @@
 
 use super::server::Server;
 use super::TeamError;
-use crate::store::team::{self as repo, PendingEvent, SharedRules};
+use crate::store::team::{self as repo, PendingChunk, PendingEvent, PendingInstance, SharedRules};
 use crate::store::{Store, StoreError};
 
 /// Events per push statement: large enough that 100 000 events take few round trips, small
@@ -104,30 +104,29 @@ WITH bump AS (
 )
 SELECT count(*) FROM new_events";
 
-/// The rules version an event carries to the server, as JSON text.
-fn rules_json(event: &PendingEvent) -> Result<Option<String>, TeamError> {
-    let r = &event.rules;
-    let Some(uid) = r.rules_uid.clone() else {
+/// The rules version an event brings to the server, as JSON text.
+fn rules_json(chunk: &PendingChunk, event: &PendingEvent) -> Result<Option<String>, TeamError> {
+    let Some(uid) = &event.rules_uid else {
         return Ok(None);
     };
-    let missing = || StoreError::Corrupt {
+    let r = chunk.rules.get(uid).ok_or_else(|| StoreError::Corrupt {
         what: "billing_rules",
         value: uid.clone(),
-    };
+    })?;
     let shared = SharedRules {
         uid: uid.clone(),
-        effective_from: r.effective_from.clone().ok_or_else(missing)?,
-        price_per_gpu_hour: r.price_per_gpu_hour.clone().ok_or_else(missing)?,
-        gpu_count: r.gpu_count.ok_or_else(missing)?,
-        billing_starts: r.billing_starts.clone().ok_or_else(missing)?,
-        stopped_billing: r.stopped_billing.clone().ok_or_else(missing)?,
+        effective_from: r.effective_from.clone(),
+        price_per_gpu_hour: r.price_per_gpu_hour.clone(),
+        gpu_count: r.gpu_count,
+        billing_starts: r.billing_starts.clone(),
+        stopped_billing: r.stopped_billing.clone(),
         stopped_rate: r.stopped_rate.clone(),
         no_gpu_rate: r.no_gpu_rate.clone(),
-        data_disk_per_hour: r.data_disk_per_hour.clone().ok_or_else(missing)?,
-        snapshot_per_hour: r.snapshot_per_hour.clone().ok_or_else(missing)?,
-        public_ip_per_hour: r.public_ip_per_hour.clone().ok_or_else(missing)?,
-        traffic_per_gb: r.traffic_per_gb.clone().ok_or_else(missing)?,
-        granularity: r.granularity.clone().ok_or_else(missing)?,
+        data_disk_per_hour: r.data_disk_per_hour.clone(),
+        snapshot_per_hour: r.snapshot_per_hour.clone(),
+        public_ip_per_hour: r.public_ip_per_hour.clone(),
+        traffic_per_gb: r.traffic_per_gb.clone(),
+        granularity: r.granularity.clone(),
         wipe_after_stopped_days: r.wipe_after_stopped_days,
     };
     serde_json::to_string(&shared)
@@ -155,15 +154,16 @@ fn parse_uuid(what: &'static str, text: &str) -> Result<uuid::Uuid, TeamError> {
     })
 }
 
-fn copy_events(chunk: &[PendingEvent]) -> Result<Vec<CopyEvent<'_>>, TeamError> {
+fn copy_events(chunk: &PendingChunk) -> Result<Vec<CopyEvent<'_>>, TeamError> {
     chunk
+        .events
         .iter()
         .map(|event| {
             Ok(CopyEvent {
                 uid: parse_uuid("event uid", &event.uid)?,
                 instance_uid: parse_uuid("instance uid", &event.instance_uid)?,
                 event,
-                rules: rules_json(event)?,
+                rules: rules_json(chunk, event)?,
             })
         })
         .collect()
@@ -209,15 +209,6 @@ fn staged_rows(events: &[CopyEvent<'_>]) -> Vec<u8> {
     rows.finish()
 }
 
-/// Each instance of the chunk once, in its first event's order.
-fn chunk_instances(chunk: &[PendingEvent]) -> Vec<&PendingEvent> {
-    let mut seen = std::collections::HashSet::new();
-    chunk
-        .iter()
-        .filter(|e| seen.insert(e.instance_uid.as_str()))
-        .collect()
-}
-
 /// Send `payload` through `COPY sql`; the server's answer, or the transport error.
 async fn copy_in(
     conn: &mut sqlx::PgConnection,
@@ -245,12 +236,11 @@ async fn push_chunk_copied(
     server: &mut Server,
     team_id: i64,
     laptop: &str,
-    chunk: &[PendingEvent],
+    chunk: &PendingChunk,
 ) -> Result<i64, TeamError> {
     let events = copy_events(chunk)?;
     let laptop_uid = parse_uuid("laptop uid", laptop)?;
-    let instances = chunk_instances(chunk);
-    let count = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
+    let count = i64::try_from(chunk.events.len()).unwrap_or(i64::MAX);
     let result: Result<i64, sqlx::Error> = async {
         let mut tx = sqlx::Connection::begin(&mut server.conn).await?;
         let base: i64 = sqlx::query_scalar(BUMP)
@@ -259,7 +249,7 @@ async fn push_chunk_copied(
             .fetch_one(&mut *tx)
             .await?;
         let mut insert = sqlx::query(INSERT_INSTANCES).bind(team_id);
-        for column in instance_columns(&instances) {
+        for column in instance_columns(&chunk.instances) {
             insert = insert.bind(column);
         }
         insert.execute(&mut *tx).await?;
@@ -302,21 +292,21 @@ async fn push_chunk_copied(
 
 /// The instance columns of [`INSERT_INSTANCES`] and [`PUSH`], in their parameter order: uid,
 /// name, provider, region, GPU, currency, notes, planned hours, created, recorded by.
-fn instance_columns(instances: &[&PendingEvent]) -> [Vec<Option<String>>; 10] {
-    let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
-        instances.iter().map(|e| f(e)).collect()
+fn instance_columns(instances: &[PendingInstance]) -> [Vec<Option<String>>; 10] {
+    let column = |f: fn(&PendingInstance) -> Option<String>| -> Vec<Option<String>> {
+        instances.iter().map(f).collect()
     };
     [
-        column(|e| Some(e.instance_uid.clone())),
-        column(|e| Some(e.name.clone())),
-        column(|e| Some(e.provider.clone())),
-        column(|e| e.region.clone()),
-        column(|e| Some(e.gpu_model.clone())),
-        column(|e| Some(e.currency.clone())),
-        column(|e| e.notes.clone()),
-        column(|e| e.planned_hours.clone()),
-        column(|e| Some(e.instance_created_at.clone())),
-        column(|e| Some(e.instance_recorded_by.clone())),
+        column(|i| Some(i.uid.clone())),
+        column(|i| Some(i.name.clone())),
+        column(|i| Some(i.provider.clone())),
+        column(|i| i.region.clone()),
+        column(|i| Some(i.gpu_model.clone())),
+        column(|i| Some(i.currency.clone())),
+        column(|i| i.notes.clone()),
+        column(|i| i.planned_hours.clone()),
+        column(|i| Some(i.created_at.clone())),
+        column(|i| Some(i.recorded_by.clone())),
     ]
 }
 
@@ -325,41 +315,42 @@ async fn push_chunk(
     server: &mut Server,
     team_id: i64,
     laptop: &str,
-    chunk: &[PendingEvent],
+    chunk: &PendingChunk,
 ) -> Result<i64, TeamError> {
-    if chunk.len() >= COPY_FROM {
+    if chunk.events.len() >= COPY_FROM {
         return push_chunk_copied(server, team_id, laptop, chunk).await;
     }
-    let instances = chunk_instances(chunk);
     let rules = chunk
+        .events
         .iter()
-        .map(rules_json)
+        .map(|e| rules_json(chunk, e))
         .collect::<Result<Vec<_>, _>>()?;
-    let count = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
+    let events = &chunk.events;
+    let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let mut push = sqlx::query_scalar(PUSH).bind(team_id).bind(count);
-    for column in instance_columns(&instances) {
+    for column in instance_columns(&chunk.instances) {
         push = push.bind(column);
     }
     let inserted: i64 = push
         .bind(laptop)
-        .bind(chunk.iter().map(|e| e.uid.as_str()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.uid.as_str()).collect::<Vec<_>>())
         .bind(
-            chunk
+            events
                 .iter()
                 .map(|e| e.instance_uid.as_str())
                 .collect::<Vec<_>>(),
         )
-        .bind(chunk.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>())
-        .bind(chunk.iter().map(|e| e.at.as_str()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.at.as_str()).collect::<Vec<_>>())
         .bind(
-            chunk
+            events
                 .iter()
                 .map(|e| e.recorded_by.as_str())
                 .collect::<Vec<_>>(),
         )
-        .bind(chunk.iter().map(|e| e.origin_seq).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.origin_seq).collect::<Vec<_>>())
         .bind(
-            chunk
+            events
                 .iter()
                 .map(|e| e.traffic_gb.as_deref())
                 .collect::<Vec<_>>(),
@@ -376,7 +367,7 @@ async fn pending_after(
     member: &str,
     after_id: i64,
     limit: i64,
-) -> Result<Vec<PendingEvent>, TeamError> {
+) -> Result<PendingChunk, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     let r = repo::pending_events(&mut conn, member, after_id, limit).await?;
     Ok(r)
@@ -407,9 +398,9 @@ pub async fn push(
     let mut chunk = pending_after(store, member, 0, limit).await?;
     // The last event of the chunk the server acknowledged last, not yet marked here.
     let mut acknowledged = None;
-    while !chunk.is_empty() {
-        let last_id = chunk.last().map_or(0, |e| e.event_id);
-        let full = i64::try_from(chunk.len()).unwrap_or(0) >= limit;
+    while !chunk.events.is_empty() {
+        let last_id = chunk.events.last().map_or(0, |e| e.event_id);
+        let full = i64::try_from(chunk.events.len()).unwrap_or(0) >= limit;
         limit = CHUNK;
         let (sent, next, marked) = tokio::join!(
             push_chunk(server, team_id, laptop, &chunk),
@@ -417,7 +408,7 @@ pub async fn push(
                 if full {
                     pending_after(store, member, last_id, limit).await
                 } else {
-                    Ok(Vec::new())
+                    Ok(PendingChunk::default())
                 }
             },
             mark_shared(store, acknowledged)
