@@ -191,7 +191,13 @@ fn main() {
                 seconds(cold_report_took)
             );
             best = Some(match best {
-                None => (push_took, pull_took, copy_took, report_took, cold_report_took),
+                None => (
+                    push_took,
+                    pull_took,
+                    copy_took,
+                    report_took,
+                    cold_report_took,
+                ),
                 Some((push, pull, copy, report, cold)) => (
                     push.min(push_took),
                     pull.min(pull_took),

@@ -405,7 +405,7 @@ pub async fn insert_pulled_events(
              ON CONFLICT (uid) DO NOTHING"
         );
         let mut query = sqlx::query(&sql);
-        for e in batch.iter() {
+        for e in batch {
             query = query
                 .bind(e.uid)
                 .bind(e.instance_id)

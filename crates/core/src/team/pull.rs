@@ -20,9 +20,9 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use sqlx::{FromRow, SqliteConnection};
 
+use super::conflicts::Warmup;
 use super::records::{self, PulledRecord};
 use super::server::Server;
-use super::conflicts::Warmup;
 use super::TeamError;
 use crate::billing::rows;
 use crate::store::ledger::RulesRow;
@@ -543,7 +543,10 @@ async fn apply_page(
                 instance_id: *instance_ids.get(e.instance_uid)?,
                 kind: e.kind,
                 at: e.at,
-                rules_id: e.rules_uid.as_deref().and_then(|uid| rules_ids.get(uid).copied()),
+                rules_id: e
+                    .rules_uid
+                    .as_deref()
+                    .and_then(|uid| rules_ids.get(uid).copied()),
                 traffic_gb: e.traffic_gb,
                 recorded_by: e.recorded_by,
                 origin_seq: e.origin_seq,
