@@ -255,3 +255,87 @@ async fn a_copy_push_of_events_the_server_partly_holds_adds_only_the_new_ones() 
     assert_eq!(events(&bob.store).await, events(&alice.store).await);
     assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
 }
+
+/// Whether `ANALYZE` (by hand, not autovacuum's) ran on the server's ledger.
+fn ledger_analyzed(pg: &TestPostgres) -> bool {
+    pg.psql(
+        "SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'ledger_events'",
+    ) == "t"
+}
+
+/// `count` events written straight into the tables (the ledger API would take long): one
+/// instance per hundred events, each created then started and stopped a minute apart.
+async fn many_events(store: &Store, count: i64) {
+    let mut tx = store.write().await.expect("write");
+    for i in 0..count / 100 {
+        let created = h(0) + Duration::minutes(i);
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO instances (name, provider, gpu_model, currency, created_at)
+             VALUES (?, 'autodl', 'A100', 'CNY', ?) RETURNING id",
+        )
+        .bind(format!("bulk-{i}"))
+        .bind(created)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("instance");
+        let rules: i64 = sqlx::query_scalar(
+            "INSERT INTO billing_rules (instance_id, effective_from, price_per_gpu_hour, gpu_count,
+                 billing_starts, stopped_billing, data_disk_per_hour, snapshot_per_hour,
+                 public_ip_per_hour, traffic_per_gb, granularity)
+             VALUES (?, ?, '2.5', 1, 'running', 'none', '0', '0', '0', '0', 'second') RETURNING id",
+        )
+        .bind(id)
+        .bind(created)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("rules");
+        sqlx::query(
+            "INSERT INTO ledger_events (instance_id, kind, at, rules_id) VALUES (?, 'created', ?, ?)",
+        )
+        .bind(id)
+        .bind(created)
+        .bind(rules)
+        .execute(&mut *tx)
+        .await
+        .expect("created");
+        for e in 1..100 {
+            let kind = if e % 2 == 1 { "started" } else { "stopped" };
+            sqlx::query("INSERT INTO ledger_events (instance_id, kind, at) VALUES (?, ?, ?)")
+                .bind(id)
+                .bind(kind)
+                .bind(created + Duration::minutes(e))
+                .execute(&mut *tx)
+                .await
+                .expect("event");
+        }
+    }
+    tx.commit().await.expect("commit");
+}
+
+#[tokio::test]
+async fn a_bulk_push_refreshes_the_servers_ledger_statistics_and_a_small_one_does_not() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop().await, laptop().await);
+    join(&alice, &pg.url(), "alice").await;
+    join(&bob, &pg.url(), "bob").await;
+    busy_laptop(&alice.store, INSTANCES).await;
+    team::sync(&alice.store, later())
+        .await
+        .expect("alice syncs");
+    assert!(
+        !ledger_analyzed(&pg),
+        "{EVENTS} events are below {}",
+        team::push::ANALYZE_FROM
+    );
+
+    many_events(&bob.store, team::push::ANALYZE_FROM).await;
+    let pushed = team::sync(&bob.store, later()).await.expect("bob syncs");
+    assert_eq!(pushed.pushed, team::push::ANALYZE_FROM);
+    assert!(ledger_analyzed(&pg), "a bulk push analyzes the ledger");
+    // The next pull's pages are read along the sequence index, not sorted from a scan.
+    let plan = pg.psql(
+        "EXPLAIN SELECT * FROM ledger_events WHERE team_id = 1 AND seq > 100 ORDER BY seq LIMIT 2500",
+    );
+    assert!(plan.contains("Index Scan"), "{plan}");
+    assert!(!plan.contains("Sort"), "{plan}");
+}

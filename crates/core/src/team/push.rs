@@ -429,7 +429,7 @@ pub async fn push(
 }
 
 /// From this many events pushed at once on, the server's statistics of the ledger are refreshed.
-const ANALYZE_FROM: i64 = 10_000;
+pub const ANALYZE_FROM: i64 = 10_000;
 
 /// After a bulk load the server's planner still believes the ledger as small as before it, and
 /// plans the next pulls (pages of the new events) as if they were a few rows: a scan of the whole
