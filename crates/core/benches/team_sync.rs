@@ -6,6 +6,9 @@
 //! 2. An incremental sync of 10 new events over an open connection, counting round trips through
 //!    a loopback proxy (goal ≤ 3).
 
+#[path = "../tests/team_common/mod.rs"]
+mod team_common;
+
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -33,51 +36,9 @@ fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap()
 }
 
-/// 1 000 instances × 100 events (created, then start/stop pairs a minute apart), written in
-/// one transaction straight into the tables (the ledger API would take minutes for 100 000).
+/// 1 000 instances × 100 events, written straight into the tables.
 async fn fill(store: &Store) {
-    let mut tx = store.write().await.expect("write");
-    for i in 0..INSTANCES {
-        let created = t0() + chrono::Duration::minutes(i);
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO instances (name, provider, gpu_model, currency, created_at)
-             VALUES (?, 'autodl', 'A100', 'CNY', ?) RETURNING id",
-        )
-        .bind(format!("gpu-{i}"))
-        .bind(created)
-        .fetch_one(&mut *tx)
-        .await
-        .expect("instance");
-        let rules: i64 = sqlx::query_scalar(
-            "INSERT INTO billing_rules (instance_id, effective_from, price_per_gpu_hour, gpu_count,
-                 billing_starts, stopped_billing, data_disk_per_hour, snapshot_per_hour,
-                 public_ip_per_hour, traffic_per_gb, granularity)
-             VALUES (?, ?, '2.5', 1, 'running', 'none', '0', '0', '0', '0', 'second') RETURNING id",
-        )
-        .bind(id)
-        .bind(created)
-        .fetch_one(&mut *tx)
-        .await
-        .expect("rules");
-        sqlx::query("INSERT INTO ledger_events (instance_id, kind, at, rules_id) VALUES (?, 'created', ?, ?)")
-            .bind(id)
-            .bind(created)
-            .bind(rules)
-            .execute(&mut *tx)
-            .await
-            .expect("created");
-        for e in 1..EVENTS_PER_INSTANCE {
-            let kind = if e % 2 == 1 { "started" } else { "stopped" };
-            sqlx::query("INSERT INTO ledger_events (instance_id, kind, at) VALUES (?, ?, ?)")
-                .bind(id)
-                .bind(kind)
-                .bind(created + chrono::Duration::minutes(e))
-                .execute(&mut *tx)
-                .await
-                .expect("event");
-        }
-    }
-    tx.commit().await.expect("commit");
+    team_common::bulk_ledger(store, INSTANCES, EVENTS_PER_INSTANCE, t0()).await;
 }
 
 async fn laptop(dir: &tempfile::TempDir, name: &str) -> Store {
@@ -242,7 +203,7 @@ fn main() {
             .await
             .expect("warm");
         for i in 0..5 {
-            let name = format!("gpu-{i}");
+            let name = format!("bulk-{i}");
             let at = now + chrono::Duration::minutes(i);
             // Each generated instance ends running: stop it, then start it again.
             ledger::record(&alice, &name, PowerAction::Stop, at)

@@ -7,7 +7,7 @@
 mod team_common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
+use leasehold_core::billing::{ledger, PowerAction};
 use leasehold_core::monitor::history::{self, GpuMinute};
 use leasehold_core::remind::{self, ReminderKind, ReminderRules};
 use leasehold_core::store::Store;
@@ -25,17 +25,7 @@ async fn laptop(url: &str, member: &str) -> Laptop {
 
 /// Bob's A100 at 10/h, started at t(0).
 async fn rent(store: &Store) {
-    let rental = NewInstance {
-        name: "bob-a100".to_owned(),
-        provider: "autodl".to_owned(),
-        region: None,
-        gpu_model: "A100".to_owned(),
-        currency: "CNY".to_owned(),
-        notes: None,
-        planned_hours: None,
-        budget: None,
-        rules: BillingRules::simple("10".parse().unwrap(), 1),
-    };
+    let rental = team_common::rental("bob-a100", None);
     ledger::add_instance(store, &rental, t(0))
         .await
         .expect("add");

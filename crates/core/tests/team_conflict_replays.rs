@@ -2,8 +2,10 @@
 //! not change is not replayed again, and any change to what its report depends on (an event, a
 //! resolution, its name) replays it.
 
+mod team_common;
+
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
+use leasehold_core::billing::{ledger, PowerAction};
 use leasehold_core::store::Store;
 use leasehold_core::team::conflicts;
 
@@ -12,17 +14,7 @@ fn h(hours: i64) -> DateTime<Utc> {
 }
 
 async fn rented(store: &Store, name: &str) {
-    let rental = NewInstance {
-        name: name.to_owned(),
-        provider: "autodl".to_owned(),
-        region: None,
-        gpu_model: "A100".to_owned(),
-        currency: "CNY".to_owned(),
-        notes: None,
-        planned_hours: None,
-        budget: None,
-        rules: BillingRules::simple("10".parse().unwrap(), 1),
-    };
+    let rental = team_common::rental(name, None);
     ledger::add_instance(store, &rental, h(0))
         .await
         .expect("add");

@@ -7,7 +7,7 @@
 mod team_common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
+use leasehold_core::billing::{ledger, PowerAction};
 use leasehold_core::store::Store;
 use leasehold_core::team::{self, TeamError};
 use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
@@ -50,17 +50,7 @@ async fn two_releases(pg: &TestPostgres) -> (Laptop, Laptop) {
         laptop(&pg.url(), "alice").await,
         laptop(&pg.url(), "bob").await,
     );
-    let rental = NewInstance {
-        name: "shared".to_owned(),
-        provider: "autodl".to_owned(),
-        region: None,
-        gpu_model: "A100".to_owned(),
-        currency: "CNY".to_owned(),
-        notes: None,
-        planned_hours: None,
-        budget: None,
-        rules: BillingRules::simple("10".parse().unwrap(), 1),
-    };
+    let rental = team_common::rental("shared", None);
     ledger::add_instance(&alice.store, &rental, h(0))
         .await
         .expect("add");

@@ -263,55 +263,6 @@ fn ledger_analyzed(pg: &TestPostgres) -> bool {
     ) == "t"
 }
 
-/// `count` events written straight into the tables (the ledger API would take long): one
-/// instance per hundred events, each created then started and stopped a minute apart.
-async fn many_events(store: &Store, count: i64) {
-    let mut tx = store.write().await.expect("write");
-    for i in 0..count / 100 {
-        let created = h(0) + Duration::minutes(i);
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO instances (name, provider, gpu_model, currency, created_at)
-             VALUES (?, 'autodl', 'A100', 'CNY', ?) RETURNING id",
-        )
-        .bind(format!("bulk-{i}"))
-        .bind(created)
-        .fetch_one(&mut *tx)
-        .await
-        .expect("instance");
-        let rules: i64 = sqlx::query_scalar(
-            "INSERT INTO billing_rules (instance_id, effective_from, price_per_gpu_hour, gpu_count,
-                 billing_starts, stopped_billing, data_disk_per_hour, snapshot_per_hour,
-                 public_ip_per_hour, traffic_per_gb, granularity)
-             VALUES (?, ?, '2.5', 1, 'running', 'none', '0', '0', '0', '0', 'second') RETURNING id",
-        )
-        .bind(id)
-        .bind(created)
-        .fetch_one(&mut *tx)
-        .await
-        .expect("rules");
-        sqlx::query(
-            "INSERT INTO ledger_events (instance_id, kind, at, rules_id) VALUES (?, 'created', ?, ?)",
-        )
-        .bind(id)
-        .bind(created)
-        .bind(rules)
-        .execute(&mut *tx)
-        .await
-        .expect("created");
-        for e in 1..100 {
-            let kind = if e % 2 == 1 { "started" } else { "stopped" };
-            sqlx::query("INSERT INTO ledger_events (instance_id, kind, at) VALUES (?, ?, ?)")
-                .bind(id)
-                .bind(kind)
-                .bind(created + Duration::minutes(e))
-                .execute(&mut *tx)
-                .await
-                .expect("event");
-        }
-    }
-    tx.commit().await.expect("commit");
-}
-
 #[tokio::test]
 async fn a_bulk_push_refreshes_the_servers_ledger_statistics_and_a_small_one_does_not() {
     let pg = TestPostgres::start();
@@ -328,7 +279,7 @@ async fn a_bulk_push_refreshes_the_servers_ledger_statistics_and_a_small_one_doe
         team::push::ANALYZE_FROM
     );
 
-    many_events(&bob.store, team::push::ANALYZE_FROM).await;
+    team_common::bulk_ledger(&bob.store, team::push::ANALYZE_FROM / 100, 100, h(0)).await;
     let pushed = team::sync(&bob.store, later()).await.expect("bob syncs");
     assert_eq!(pushed.pushed, team::push::ANALYZE_FROM);
     assert!(ledger_analyzed(&pg), "a bulk push analyzes the ledger");

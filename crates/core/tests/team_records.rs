@@ -7,14 +7,14 @@
 mod team_common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use leasehold_core::billing::{ledger, BillingRules, NewInstance, PowerAction};
+use leasehold_core::billing::{ledger, PowerAction};
 use leasehold_core::remind;
 use leasehold_core::store::backups::{self, BackupItemRow, BackupRow, ReleaseCheckRow};
 use leasehold_core::store::{reminders, Store};
 use leasehold_core::team;
 use leasehold_testkit::postgres::TestPostgres;
 use rust_decimal::Decimal;
-use team_common::{laptop, Laptop};
+use team_common::{laptop, rental, Laptop};
 
 fn h(hours: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 2, 8, 0, 0).unwrap() + Duration::hours(hours)
@@ -30,20 +30,6 @@ async fn sync(laptop: &Laptop, now: DateTime<Utc>) -> team::SyncReport {
         .unwrap_or_else(|err| panic!("sync: {err}"));
     assert!(report.conflicts.is_empty(), "{:?}", report.conflicts);
     report
-}
-
-fn rental(name: &str, budget: Option<&str>) -> NewInstance {
-    NewInstance {
-        name: name.to_owned(),
-        provider: "autodl".to_owned(),
-        region: None,
-        gpu_model: "A100".to_owned(),
-        currency: "CNY".to_owned(),
-        notes: None,
-        planned_hours: None,
-        budget: budget.map(|b| b.parse().unwrap()),
-        rules: BillingRules::simple("10".parse().unwrap(), 1),
-    }
 }
 
 async fn id_of(store: &Store, name: &str) -> i64 {

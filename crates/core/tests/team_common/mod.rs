@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use chrono::{DateTime, Utc};
+use leasehold_core::billing::{BillingRules, NewInstance};
 use leasehold_core::ssh::Secret;
 use leasehold_core::store::Store;
 use leasehold_core::team::{self, ConnectRequest};
@@ -43,4 +44,74 @@ pub async fn joined_laptop(url: &str, member: &str, at: DateTime<Utc>) -> Laptop
     let laptop = laptop().await;
     join(&laptop, url, member, at).await;
     laptop
+}
+
+/// An A100 on AutoDL at 10 CNY an hour, with `budget` if given.
+pub fn rental(name: &str, budget: Option<&str>) -> NewInstance {
+    NewInstance {
+        name: name.to_owned(),
+        provider: "autodl".to_owned(),
+        region: None,
+        gpu_model: "A100".to_owned(),
+        currency: "CNY".to_owned(),
+        notes: None,
+        planned_hours: None,
+        budget: budget.map(|b| b.parse().expect("budget")),
+        rules: BillingRules::simple("10".parse().expect("price"), 1),
+    }
+}
+
+/// A large ledger written straight into the tables in one transaction (the ledger API would take
+/// minutes for 100 000 events): `instances` A100s `bulk-N`, created a minute apart from `start`,
+/// each with `events_per_instance` events (created, then start/stop pairs a minute apart).
+pub async fn bulk_ledger(
+    store: &Store,
+    instances: i64,
+    events_per_instance: i64,
+    start: DateTime<Utc>,
+) {
+    let mut tx = store.write().await.expect("write");
+    for i in 0..instances {
+        let created = start + chrono::Duration::minutes(i);
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO instances (name, provider, gpu_model, currency, created_at)
+             VALUES (?, 'autodl', 'A100', 'CNY', ?) RETURNING id",
+        )
+        .bind(format!("bulk-{i}"))
+        .bind(created)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("instance");
+        let rules: i64 = sqlx::query_scalar(
+            "INSERT INTO billing_rules (instance_id, effective_from, price_per_gpu_hour, gpu_count,
+                 billing_starts, stopped_billing, data_disk_per_hour, snapshot_per_hour,
+                 public_ip_per_hour, traffic_per_gb, granularity)
+             VALUES (?, ?, '2.5', 1, 'running', 'none', '0', '0', '0', '0', 'second') RETURNING id",
+        )
+        .bind(id)
+        .bind(created)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("rules");
+        sqlx::query(
+            "INSERT INTO ledger_events (instance_id, kind, at, rules_id) VALUES (?, 'created', ?, ?)",
+        )
+        .bind(id)
+        .bind(created)
+        .bind(rules)
+        .execute(&mut *tx)
+        .await
+        .expect("created");
+        for e in 1..events_per_instance {
+            let kind = if e % 2 == 1 { "started" } else { "stopped" };
+            sqlx::query("INSERT INTO ledger_events (instance_id, kind, at) VALUES (?, ?, ?)")
+                .bind(id)
+                .bind(kind)
+                .bind(created + chrono::Duration::minutes(e))
+                .execute(&mut *tx)
+                .await
+                .expect("event");
+        }
+    }
+    tx.commit().await.expect("commit");
 }
