@@ -122,6 +122,7 @@ app_commands![
     backup::release_instance,
     backup::release_bill,
     team::team_resolve_conflict,
+    team::team_dismiss_conflict,
     team::team_set_budget,
     team::instance_project,
     team::instance_set_project,

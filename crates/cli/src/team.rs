@@ -75,6 +75,14 @@ pub enum TeamCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Dismiss a notice a pull left on this laptop (a shared name kept under another name, a
+    /// row this version cannot read) once read: kept, no longer listed. Prints the conflicts left.
+    Dismiss {
+        /// The notice (`key` in `team conflicts --json`).
+        key: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Unlink this database and forget the kept password; the ledger stays.
     Disconnect {
         #[arg(long)]
@@ -152,12 +160,13 @@ pub fn run(db: &Path, command: &TeamCommand) -> ExitCode {
             json,
         } => alerts(db, to.as_deref(), *after_minutes, *json),
         TeamCommand::ShareVerify { choice } => share_verify(db, choice == "on"),
-        TeamCommand::Conflicts { json } => conflicts(db, None, *json),
+        TeamCommand::Conflicts { json } => conflicts(db, Settle::Nothing, *json),
         TeamCommand::Resolve {
             event_uid,
             keep,
             json,
-        } => conflicts(db, Some((event_uid, keep)), *json),
+        } => conflicts(db, Settle::Keep { event_uid, keep }, *json),
+        TeamCommand::Dismiss { key, json } => conflicts(db, Settle::Dismiss { key }, *json),
         TeamCommand::Disconnect { json } => disconnect(db, *json),
     };
     outcome.unwrap_or_else(|code| code)
@@ -330,19 +339,30 @@ fn share_verify(db: &Path, share: bool) -> Result<ExitCode, ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// List the conflicts, after settling one when `resolve` names (refused event, event to keep).
-fn conflicts(
-    db: &Path,
-    resolve: Option<(&String, &String)>,
-    json: bool,
-) -> Result<ExitCode, ExitCode> {
+/// What `conflicts` settles before listing.
+enum Settle<'a> {
+    Nothing,
+    /// A refused event's conflict: the event to keep.
+    Keep {
+        event_uid: &'a str,
+        keep: &'a str,
+    },
+    /// A stored notice, read.
+    Dismiss {
+        key: &'a str,
+    },
+}
+
+/// List the conflicts, after settling one when asked.
+fn conflicts(db: &Path, settle: Settle<'_>, json: bool) -> Result<ExitCode, ExitCode> {
     let left = run_async(async {
         let store = open_linked_db(db).await?;
-        let left = match resolve {
-            Some((event_uid, keep)) => {
+        let left = match settle {
+            Settle::Keep { event_uid, keep } => {
                 team::conflicts::resolve(&store, event_uid, keep, CLOCK.now()).await
             }
-            None => team::conflicts::conflicts(&store).await,
+            Settle::Dismiss { key } => team::conflicts::dismiss(&store, key, CLOCK.now()).await,
+            Settle::Nothing => team::conflicts::conflicts(&store).await,
         };
         store.close().await;
         left
@@ -364,6 +384,9 @@ fn conflicts(
                 standing.event_kind,
                 standing.event_uid
             );
+        }
+        if let Some(key) = &conflict.key {
+            say!("  once read: leasehold team dismiss {key}");
         }
     }
     Ok(ExitCode::SUCCESS)

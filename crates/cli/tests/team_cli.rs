@@ -383,3 +383,39 @@ fn team_conflicts_lists_a_refused_start_and_team_resolve_settles_it_everywhere()
         .failure()
         .stderr(contains("team.conflict_gone"));
 }
+
+/// Alice and Bob each rented an instance named "gpu" before joining: Bob's pull keeps Alice's as
+/// "gpu@alice" and leaves a notice, which `team conflicts` shows with how to dismiss it and
+/// `team dismiss KEY` hides; dismissing it again exits 2 (`team.conflict_gone`).
+#[test]
+fn team_dismiss_hides_a_name_collision_notice_once_read() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop(), laptop());
+    connect(&alice, &pg, "alice");
+    connect(&bob, &pg, "bob");
+    add(&alice, "gpu", "2026-03-01T08:00:00Z");
+    add(&bob, "gpu", "2026-03-01T08:00:00Z");
+    synced(&alice);
+    synced(&bob);
+
+    let listed = conflicts(&bob, &["team", "conflicts", "--json"]);
+    let notice = &listed[0];
+    assert_eq!(notice["kind"], "name_collision");
+    assert_eq!(notice["instance"], "gpu@alice");
+    let key = notice["key"]
+        .as_str()
+        .expect("a notice has a key")
+        .to_owned();
+    leasehold(&bob, &["team", "conflicts"])
+        .assert()
+        .success()
+        .stdout(contains(format!("once read: leasehold team dismiss {key}")));
+
+    let left = conflicts(&bob, &["team", "dismiss", &key, "--json"]);
+    assert_eq!(left, Value::Array(Vec::new()));
+    assert_eq!(synced(&bob)["conflicts"], Value::Array(Vec::new()));
+    leasehold(&bob, &["team", "dismiss", &key])
+        .assert()
+        .code(2)
+        .stderr(contains("team.conflict_gone"));
+}

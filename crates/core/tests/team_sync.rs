@@ -342,6 +342,27 @@ async fn a_shared_instance_whose_name_is_taken_here_is_kept_under_another_name_a
     assert_eq!(collision.instance, "gpu-1@alice");
     let names: Vec<String> = bills(&bob.store).await.into_iter().map(|b| b.0).collect();
     assert_eq!(names, ["gpu-1", "gpu-1@alice"], "both instances are kept");
+
+    // Once read, the notice is dismissed on this laptop: kept, no longer listed, not brought
+    // back by the next sync; a second dismissal finds nothing.
+    let key = collision.key.clone().expect("a stored notice has a key");
+    let left = team::conflicts::dismiss(&bob.store, &key, later())
+        .await
+        .expect("dismiss");
+    assert!(!left.iter().any(|c| c.kind == "name_collision"), "{left:?}");
+    assert!(sync(&bob).await.conflicts.is_empty());
+    let err = team::conflicts::dismiss(&bob.store, &key, later())
+        .await
+        .expect_err("already dismissed");
+    assert!(matches!(err, TeamError::ConflictGone), "{err}");
+    let kept: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM team_conflicts WHERE key = ? AND dismissed_at IS NOT NULL",
+    )
+    .bind(&key)
+    .fetch_one(bob.store.pool())
+    .await
+    .expect("count");
+    assert_eq!(kept, 1, "the notice is kept, dismissed");
 }
 
 #[tokio::test]

@@ -97,6 +97,17 @@ pub async fn team_resolve_conflict(
     Ok(team::conflicts::resolve(&state.store, &event_uid, &keep_uid, state.now()).await?)
 }
 
+/// Dismiss a notice a pull stored (name kept under another name, unreadable row) once read;
+/// answers the conflicts left.
+#[tauri::command]
+#[tracing::instrument(skip_all, err(Debug))]
+pub async fn team_dismiss_conflict(
+    state: tauri::State<'_, AppState>,
+    key: String,
+) -> Result<Vec<Conflict>, ApiError> {
+    Ok(team::conflicts::dismiss(&state.store, &key, state.now()).await?)
+}
+
 /// Name who is told about any member's instance left running, and after how many idle minutes
 /// (the instance's own member always is); answers the team status with them.
 #[tauri::command]

@@ -456,10 +456,26 @@ pub async fn record_conflict(
 pub async fn stored_conflicts(conn: &mut SqliteConnection) -> Result<Vec<ConflictRow>, StoreError> {
     Ok(sqlx::query_as::<_, ConflictRow>(
         "SELECT key, kind, instance_uid, instance_name, member, detail, found_at
-         FROM team_conflicts ORDER BY found_at, key",
+         FROM team_conflicts WHERE dismissed_at IS NULL ORDER BY found_at, key",
     )
     .fetch_all(conn)
     .await?)
+}
+
+/// Dismiss the stored notice `key` at `now`; whether one was listed.
+pub async fn dismiss_conflict(
+    conn: &mut SqliteConnection,
+    key: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE team_conflicts SET dismissed_at = ? WHERE key = ? AND dismissed_at IS NULL",
+    )
+    .bind(now)
+    .bind(key)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
 }
 
 /// Who recorded each event of one instance, in the order `ledger::events_for` returns them.

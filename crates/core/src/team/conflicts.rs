@@ -50,6 +50,11 @@ pub struct Conflict {
     pub code: Option<String>,
     /// What happened, in English (the UI words it from `kind` and `code`).
     pub message: String,
+    /// For a notice a pull stored (`name_collision`, `unreadable`): what [`dismiss`] takes once
+    /// the user has read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub key: Option<String>,
     /// For a refused event: the accepted event of the same kind it collides with (the one in the
     /// bill now). Resolving keeps one of the two.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,6 +113,7 @@ fn refused_in(
                 event_kind: Some(row.kind.clone()),
                 at: Some(row.at),
                 code: Some(err.code().to_owned()),
+                key: None,
                 message: format!(
                     "{} of {:?} at {} does not fit the merged ledger and is left out of the bill: {err}",
                     row.kind, instance.name, row.at
@@ -317,6 +323,7 @@ pub async fn conflicts_using(store: &Store, known: Replays) -> Result<Vec<Confli
             event_kind: None,
             at: Some(row.found_at),
             code: None,
+            key: Some(row.key),
             message: row.detail,
             standing: None,
         });
@@ -362,6 +369,24 @@ pub async fn resolve(
     let mut tx = store.write().await?;
     withdrawals::insert(&mut tx, &row, false).await?;
     tx.commit().await.map_err(StoreError::from)?;
+    conflicts(store).await
+}
+
+/// Dismiss a notice a pull stored (a shared name kept under another name here, a row this version
+/// cannot read) once the user has read it: kept with the time, no longer listed. Only this
+/// laptop's list changes (these notices are about this laptop's copy). Returns the conflicts left.
+#[tracing::instrument(skip(store), err)]
+pub async fn dismiss(
+    store: &Store,
+    key: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<Conflict>, TeamError> {
+    let mut tx = store.write().await?;
+    let dismissed = repo::dismiss_conflict(&mut tx, key, now).await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    if !dismissed {
+        return Err(TeamError::ConflictGone);
+    }
     conflicts(store).await
 }
 

@@ -36,6 +36,11 @@ export function teamResolveConflict(eventUid: string, keepUid: string): Promise<
   return call<Conflict[]>('team_resolve_conflict', { eventUid, keepUid })
 }
 
+/** Dismiss a notice a pull stored (name kept under another name, unreadable row) once read. */
+export function teamDismissConflict(key: string): Promise<Conflict[]> {
+  return call<Conflict[]>('team_dismiss_conflict', { key })
+}
+
 /** Set the team's monthly budget in `currency`; answers the team status with it. */
 export function teamSetBudget(currency: string, amount: string): Promise<TeamStatus> {
   return call<TeamStatus>('team_set_budget', { currency, amount })

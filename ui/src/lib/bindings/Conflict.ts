@@ -26,6 +26,11 @@ code?: string,
  */
 message: string, 
 /**
+ * For a notice a pull stored (`name_collision`, `unreadable`): what [`dismiss`] takes once
+ * the user has read it.
+ */
+key?: string, 
+/**
  * For a refused event: the accepted event of the same kind it collides with (the one in the
  * bill now). Resolving keeps one of the two.
  */

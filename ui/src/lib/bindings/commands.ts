@@ -97,6 +97,7 @@ export const COMMANDS = [
   'release_instance',
   'release_bill',
   'team_resolve_conflict',
+  'team_dismiss_conflict',
   'team_set_budget',
   'instance_project',
   'instance_set_project',
