@@ -12,7 +12,8 @@
 // the Team page shows it. Then Bob and Carol (a third
 // laptop) both record the release of one shared instance while apart: the Team page shows the
 // conflict with both sides, "Keep carol's" settles it, and Bob's next sync bills Carol's release.
-// Screenshots in English and Chinese.
+// Last, this laptop and Carol's each rent an instance of the same name: Carol's is shown here as
+// "lab-h100@carol" with a notice, dismissed once read. Screenshots in English and Chinese.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -322,6 +323,36 @@ c.commit()`,
     const bobs = JSON.parse(laptop('bob', 'team', 'sync', '--json'))
     assert.deepEqual(bobs.conflicts, [], "Bob's laptop settles the same way")
     assert.equal(cost(), '4.50', "an hour and a half at 3: Carol's release is the one billed now")
+  })
+  it("keeps a teammate's instance whose name is taken here under another name, with a notice dismissed once read", async () => {
+    // This laptop and Carol's each rent an H100 named "lab-h100".
+    const rented = at(10 * MINUTE)
+    execFileSync(CLI, ['instance', 'add', 'lab-h100', '--gpu', 'H100', '--count', '1', '--price', '20', '--currency', 'CNY', '--at', rented, '--db', db])
+    laptop('carol', 'instance', 'add', 'lab-h100', '--gpu', 'H100', '--count', '1', '--price', '18', '--currency', 'CNY', '--at', rented)
+    laptop('carol', 'team', 'sync')
+
+    await goTo(s, 'settings')
+    await s.click('[data-testid="team-sync"]')
+    await waitFor(async () => /^Sent 1, received [1-9]/.test(await s.text('[data-testid="team-report"]')), { what: "Carol's H100 to arrive" })
+    await goTo(s, 'team')
+    const notice = '[data-testid="team-conflicts-card"] [data-testid="team-conflict"][data-kind="name_collision"]'
+    await s.waitFor(notice, { timeoutMs: 30_000 })
+    assert.match(await s.text(notice), /carol has an instance with the same name as one of yours; it is shown here as lab-h100@carol/)
+    await s.scrollTo(notice)
+    await screenshot(s, 'en/65-team-name-notice')
+    await switchLanguage(s, 'zh-CN')
+    await goTo(s, 'team')
+    await s.waitFor(notice)
+    assert.match(await s.text(notice), /在这里显示为 lab-h100@carol/)
+    await s.scrollTo(notice)
+    await screenshot(s, 'zh-CN/65-team-name-notice')
+
+    await s.click(`${notice} [data-testid="team-conflict-dismiss"]`)
+    await s.waitGone(notice, { timeoutMs: 30_000 })
+    await s.waitFor('[data-testid="team-conflicts-card"] [data-testid="team-no-conflicts"]')
+    // Both instances stay, each billed on its own.
+    const names = JSON.parse(execFileSync(CLI, ['instance', 'list', '--json', '--db', db], { encoding: 'utf8' })).map((i) => i.name)
+    assert.ok(names.includes('lab-h100') && names.includes('lab-h100@carol'), names.join(', '))
   })
 
 })
