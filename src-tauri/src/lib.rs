@@ -129,6 +129,7 @@ app_commands![
     monitor::monitor_language,
     team::team_set_alerts,
     team::team_dismiss_reminder,
+    team::team_snooze_reminder,
     team::team_share_verify,
 ];
 

@@ -269,10 +269,13 @@ c.commit()`,
     await s.click(`${idle} [data-testid="reminder-dismiss"]`)
     await s.waitGone(idle)
     await screenshot(s, 'zh-CN/61-team-page')
-    // A team reminder closes the same way; with nothing left open the popup is gone.
+    // A team reminder can be put off like an instance's: an hour later it comes back once (core's
+    // tick, tested there); with nothing left open the popup is gone.
     const teamIdle = '[data-testid="reminder"][data-scope="team"][data-kind="gpu_idle"]'
-    await s.click(`${teamIdle} [data-testid="reminder-dismiss"]`)
+    await s.click(`${teamIdle} [data-testid="reminder-snooze-hour"]`)
     await s.waitGone('[data-testid="reminder-popup"]')
+    const snoozed = execFileSync('python3', ['-c', 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM team_reminders WHERE kind = \'gpu_idle\' AND julianday(snoozed_until) > julianday(\'now\', \'+50 minutes\')").fetchone()[0])', db], { encoding: 'utf8' })
+    assert.equal(snoozed.trim(), '1', 'put off for an hour')
     await s.scrollTo('[data-testid="team-verify"]')
     await screenshot(s, 'zh-CN/64-team-verify')
   })

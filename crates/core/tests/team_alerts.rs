@@ -136,6 +136,36 @@ async fn bobs_idle_instance_alerts_the_named_alice_and_not_carol() {
         .expect("due");
     let open = remind::team::open(&alice.store, &due).await.expect("open");
     assert_eq!(open.len(), 1, "still open in Alice's popup: {open:?}");
+
+    // Put off for a minute: hidden, not sent again before then, sent once more when it ends.
+    remind::team::snooze(&alice.store, open[0].kind, &open[0].occurrence, t(56))
+        .await
+        .expect("snooze");
+    assert!(
+        remind::team::open(&alice.store, &due)
+            .await
+            .expect("open")
+            .is_empty(),
+        "hidden while snoozed"
+    );
+    let rules = ReminderRules::default();
+    let tick = |now| remind::team::tick(&alice.store, &due, &rules, now, &chrono::Utc);
+
+    assert!(
+        tick(t(55)).await.expect("tick").is_empty(),
+        "not before the snooze ends"
+    );
+    let resent = tick(t(56)).await.expect("tick");
+    assert_eq!(
+        resent.len(),
+        1,
+        "sent once more when the snooze ends: {resent:?}"
+    );
+    assert_eq!(resent[0].occurrence, open[0].occurrence);
+    assert!(tick(t(57)).await.expect("tick").is_empty(), "and only once");
+    let open = remind::team::open(&alice.store, &due).await.expect("open");
+    assert_eq!(open.len(), 1, "open again in the popup: {open:?}");
+
     remind::team::dismiss(&alice.store, open[0].kind, &open[0].occurrence, t(55))
         .await
         .expect("dismiss");

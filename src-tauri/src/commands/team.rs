@@ -133,6 +133,24 @@ pub async fn team_share_verify(
     Ok(team::status(&state.store, state.now()).await?)
 }
 
+/// Put off a team reminder (a team budget's threshold, a left-running alert) for an hour or until
+/// tomorrow morning.
+#[tauri::command]
+#[tracing::instrument(skip(state, board), err(Debug))]
+pub async fn team_snooze_reminder(
+    state: tauri::State<'_, AppState>,
+    board: tauri::State<'_, crate::reminders::ReminderBoard>,
+    kind: leasehold_core::remind::ReminderKind,
+    occurrence: String,
+    snooze: leasehold_core::remind::Snooze,
+) -> Result<(), ApiError> {
+    let until = snooze.until(state.now(), &chrono::Local);
+    leasehold_core::remind::team::snooze(&state.store, kind, &occurrence, until).await?;
+    board.forget(0, kind);
+    board.wake();
+    Ok(())
+}
+
 /// Close a team reminder (a team budget's threshold, a left-running alert) in the popup.
 #[tauri::command]
 #[tracing::instrument(skip(state, board), err(Debug))]

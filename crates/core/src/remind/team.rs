@@ -246,9 +246,28 @@ pub async fn dismiss(
     Ok(())
 }
 
-/// Decide which of `due` fire now and record them: each occurrence once; inside the quiet hours
-/// nothing new; of one budget's thresholds due together only the most urgent is sent, the others
-/// are recorded as caught up. Returns what to send.
+/// Put off a team reminder until `until` (the popup's "in an hour" / "tomorrow"): hidden till
+/// then, sent once more then if it still holds.
+pub async fn snooze(
+    store: &Store,
+    kind: ReminderKind,
+    occurrence: &str,
+    until: DateTime<Utc>,
+) -> Result<(), RemindError> {
+    let Some((team, _)) = linked_budgets(store).await? else {
+        return Err(RemindError::NotFired);
+    };
+    let mut tx = store.write().await?;
+    if !repo::snooze(&mut tx, &team, kind.as_str(), occurrence, until).await? {
+        return Err(RemindError::NotFired);
+    }
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(())
+}
+
+/// Decide which of `due` fire now and record them: each occurrence once, and once more when its
+/// snooze ran out; inside the quiet hours nothing new; of one budget's thresholds due together
+/// only the most urgent is sent, the others are recorded as caught up. Returns what to send.
 pub async fn tick<Tz: chrono::TimeZone>(
     store: &Store,
     due: &[Reminder],
@@ -263,16 +282,18 @@ pub async fn tick<Tz: chrono::TimeZone>(
     }
     let mut tx = store.write().await?;
     let mut fresh: HashMap<(String, String), Vec<Reminder>> = HashMap::new();
+    let mut send = Vec::new();
     for reminder in due.iter().filter(|r| r.due_at <= now) {
         let kind = reminder.kind.as_str();
-        if !repo::fired(&mut tx, &reminder.instance, kind, &reminder.occurrence).await? {
+        if repo::end_snooze(&mut tx, &reminder.instance, kind, &reminder.occurrence, now).await? {
+            send.push(reminder.clone());
+        } else if !repo::fired(&mut tx, &reminder.instance, kind, &reminder.occurrence).await? {
             fresh
                 .entry((reminder.instance.clone(), reminder.occurrence.clone()))
                 .or_default()
                 .push(reminder.clone());
         }
     }
-    let mut send = Vec::new();
     for (_, mut group) in fresh {
         group.sort_by_key(|r| r.kind.family().map_or(0, |(_, rank)| rank));
         let Some(most_urgent) = group.pop() else {

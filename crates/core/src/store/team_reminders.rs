@@ -60,7 +60,7 @@ pub async fn record_fired(
 }
 
 /// Whether a fired team reminder is still open in the popup: fired here, not recorded silently
-/// behind a more urgent one, and not closed.
+/// behind a more urgent one, not closed and not put off.
 pub async fn is_open(
     conn: &mut SqliteConnection,
     team: &str,
@@ -72,9 +72,52 @@ pub async fn is_open(
         team,
         kind,
         occurrence,
-        " AND silent = 0 AND dismissed_at IS NULL",
+        " AND silent = 0 AND dismissed_at IS NULL AND snoozed_until IS NULL",
     )
     .await
+}
+
+/// Put off a fired team reminder until `until`; false when it never fired here.
+pub async fn snooze(
+    conn: &mut SqliteConnection,
+    team: &str,
+    kind: &str,
+    occurrence: &str,
+    until: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE team_reminders SET snoozed_until = ?
+         WHERE team = ? AND kind = ? AND occurrence = ? AND dismissed_at IS NULL",
+    )
+    .bind(until)
+    .bind(team)
+    .bind(kind)
+    .bind(occurrence)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// End a team reminder's snooze that ran out by `now`; true when one did (it is sent once more).
+pub async fn end_snooze(
+    conn: &mut SqliteConnection,
+    team: &str,
+    kind: &str,
+    occurrence: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE team_reminders SET snoozed_until = NULL
+         WHERE team = ? AND kind = ? AND occurrence = ? AND snoozed_until <= ?
+           AND dismissed_at IS NULL",
+    )
+    .bind(team)
+    .bind(kind)
+    .bind(occurrence)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
 }
 
 /// Close a fired team reminder; false when it never fired here.

@@ -1,6 +1,7 @@
 // Team mode (src-tauri/src/commands/team.rs): the shared ledger on PostgreSQL.
 import type { Conflict } from '../bindings/Conflict'
 import type { ReminderKind } from '../bindings/ReminderKind'
+import type { Snooze } from '../bindings/Snooze'
 import type { SyncReport } from '../bindings/SyncReport'
 import type { TeamLink } from '../bindings/TeamLink'
 import type { TeamStatus } from '../bindings/TeamStatus'
@@ -65,6 +66,11 @@ export function teamSetAlerts(recipients: string[], afterMinutes: number): Promi
 /** Close a team reminder (a team budget's threshold, a left-running alert) in the popup. */
 export function teamDismissReminder(kind: ReminderKind, occurrence: string): Promise<void> {
   return call<void>('team_dismiss_reminder', { kind, occurrence })
+}
+
+/** Put off a team reminder for an hour or until tomorrow morning. */
+export function teamSnoozeReminder(kind: ReminderKind, occurrence: string, snooze: Snooze): Promise<void> {
+  return call<void>('team_snooze_reminder', { kind, occurrence, snooze })
 }
 
 /** Share (or stop sharing) this laptop's last Verify results with the team; answers the status. */

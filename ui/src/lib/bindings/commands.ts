@@ -104,6 +104,7 @@ export const COMMANDS = [
   'monitor_language',
   'team_set_alerts',
   'team_dismiss_reminder',
+  'team_snooze_reminder',
   'team_share_verify',
 ] as const
 
