@@ -340,6 +340,7 @@ fn share_verify(db: &Path, share: bool) -> Result<ExitCode, ExitCode> {
 }
 
 /// What `conflicts` settles before listing.
+#[derive(Clone, Copy)]
 enum Settle<'a> {
     Nothing,
     /// A refused event's conflict: the event to keep.
