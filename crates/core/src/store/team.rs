@@ -478,26 +478,6 @@ pub async fn dismiss_conflict(
     Ok(done.rows_affected() > 0)
 }
 
-/// Who recorded each event of one instance, in the order `ledger::events_for` returns them.
-#[derive(Debug, Clone, FromRow)]
-pub struct EventOrigin {
-    pub uid: String,
-    pub recorded_by: Option<String>,
-}
-
-pub async fn event_origins(
-    conn: &mut SqliteConnection,
-    instance_id: i64,
-) -> Result<Vec<EventOrigin>, StoreError> {
-    Ok(sqlx::query_as::<_, EventOrigin>(
-        "SELECT uid, recorded_by FROM ledger_events WHERE instance_id = ?
-         ORDER BY at, coalesce(recorded_by, ''), coalesce(origin_seq, id), uid",
-    )
-    .bind(instance_id)
-    .fetch_all(conn)
-    .await?)
-}
-
 /// Who recorded each instance (`None` before the laptop joined a team), by local id.
 pub async fn instance_recorders(
     conn: &mut SqliteConnection,

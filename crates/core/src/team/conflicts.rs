@@ -52,7 +52,7 @@ pub struct Conflict {
     pub message: String,
     /// For a notice a pull stored (`name_collision`, `unreadable`): what [`dismiss`] takes once
     /// the user has read it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub key: Option<String>,
     /// For a refused event: the accepted event of the same kind it collides with (the one in the
@@ -199,7 +199,7 @@ async fn replay(store: &Store, known: &Replays) -> Result<Replayed, TeamError> {
 /// events, rules versions, the resolutions, its name) matches neither the report kept for it
 /// (`store::conflict_replays`) nor one in `known` (a [`Warmup`]'s); what was replayed is kept
 /// for the next time.
-pub async fn refused_using(store: &Store, mut known: Replays) -> Result<Vec<Conflict>, TeamError> {
+async fn refused_using(store: &Store, mut known: Replays) -> Result<Vec<Conflict>, TeamError> {
     let Replayed {
         instances,
         kept,
