@@ -3,6 +3,8 @@
 //! standing in its place; a member keeps one (a new, shared record — the events stay untouched)
 //! and after a sync both laptops compute the same bill from the kept release with no conflict
 //! left; two members choosing opposite ways before syncing end with the earlier choice on both.
+//! Rows on the server this version cannot read (written there by anyone) are listed, never
+//! written into the ledger.
 
 mod team_common;
 
@@ -171,4 +173,61 @@ async fn opposite_choices_made_offline_settle_on_the_earlier_one_everywhere() {
         "the earlier choice (Alice's release) stands"
     );
     assert_eq!(bill(&bob.store).await, Decimal::from(20), "on both laptops");
+}
+
+#[tokio::test]
+async fn rows_on_the_server_this_version_cannot_read_are_listed_and_never_written() {
+    std::env::set_var("PGPASSWORD", PG_PASSWORD);
+    let pg = TestPostgres::start();
+    let (alice, bob) = (
+        laptop(&pg.url(), "alice").await,
+        laptop(&pg.url(), "bob").await,
+    );
+    let rental = team_common::rental("shared", None);
+    ledger::add_instance(&alice.store, &rental, h(0))
+        .await
+        .expect("add");
+    sync(&alice).await;
+    // Written straight into the team database, past any laptop's checks: an instance with a
+    // blank name and an event of it, and an event of the shared instance with a broken time.
+    pg.psql(
+        "INSERT INTO instances (uid, team_id, name, provider, gpu_model, currency, created_at,
+                                recorded_by)
+         VALUES ('5f0e2a8c-3b1d-4c6e-9f7a-2d4b6c8e0a11', 1, '   ', 'autodl', 'A100', 'CNY',
+                 '2026-03-01T08:00:00Z', 'mallory');
+         UPDATE teams SET last_seq = last_seq + 2;
+         INSERT INTO ledger_events (uid, team_id, seq, instance_uid, kind, at, recorded_by,
+                                    origin_seq, laptop)
+         SELECT '7a1c9e3b-5d2f-4a8b-8c6d-0e2f4a6b8c01', 1, last_seq - 1,
+                '5f0e2a8c-3b1d-4c6e-9f7a-2d4b6c8e0a11', 'started', '2026-03-01T09:00:00Z',
+                'mallory', 1, '0b5d7f9a-1c3e-4a6b-8d0f-2a4c6e8b0d13'
+         FROM teams;
+         INSERT INTO ledger_events (uid, team_id, seq, instance_uid, kind, at, recorded_by,
+                                    origin_seq, laptop)
+         SELECT '7a1c9e3b-5d2f-4a8b-8c6d-0e2f4a6b8c02', 1, t.last_seq, i.uid, 'stopped',
+                'not a time', 'mallory', 2, '0b5d7f9a-1c3e-4a6b-8d0f-2a4c6e8b0d13'
+         FROM teams t, instances i WHERE i.name = 'shared'",
+    );
+    let report = sync(&bob).await;
+    assert_eq!(
+        report.pulled, 1,
+        "only the shared instance's creation is taken"
+    );
+    let mut unreadable: Vec<&str> = report
+        .conflicts
+        .iter()
+        .filter(|c| c.kind == "unreadable")
+        .map(|c| c.message.as_str())
+        .collect();
+    unreadable.sort_unstable();
+    assert_eq!(unreadable.len(), 2, "{:?}", report.conflicts);
+    assert!(unreadable[0].contains("not a time"), "{unreadable:?}");
+    assert!(unreadable[1].contains("blank"), "{unreadable:?}");
+    assert_eq!(event_count(&bob.store).await, 1);
+    assert_eq!(bill(&bob.store).await, bill(&alice.store).await);
+    assert_eq!(
+        sync(&bob).await.pulled,
+        0,
+        "a listed row is not pulled again"
+    );
 }

@@ -123,6 +123,71 @@ async fn bills(store: &Store) -> Vec<(String, Decimal, String)> {
     bills
 }
 
+/// The hostile names, notes and regions of [`busy_laptop`] are on `store`, byte for byte.
+async fn hostile_text_arrived(store: &Store) {
+    let names = instances(store).await;
+    for (i, text) in HOSTILE.iter().enumerate() {
+        let name = format!("{text}#{i}");
+        let row = names
+            .iter()
+            .find(|r| r.1 == name)
+            .expect("hostile name arrived");
+        assert_eq!(row.2.as_deref(), Some(*text), "notes byte-exact");
+        assert_eq!(row.3.as_deref(), Some(*text), "region byte-exact");
+    }
+}
+
+async fn event_count(store: &Store) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM ledger_events")
+        .fetch_one(store.pool())
+        .await
+        .expect("count")
+}
+
+#[tokio::test]
+async fn a_long_pull_in_growing_pages_survives_a_cut_and_brings_each_event_once_byte_exact() {
+    let pg = TestPostgres::start();
+    let proxy = TcpProxy::start(([127, 0, 0, 1], pg.port()).into());
+    let (alice, bob) = (laptop().await, laptop().await);
+    join(&alice, &pg.url(), "alice").await;
+    join(&bob, &pg.url_on(proxy.port()), "bob").await;
+    // The first page comes back full, so larger pages follow; the hostile text is in the last.
+    team_common::bulk_ledger(&alice.store, 60, 100, h(0)).await;
+    busy_laptop(&alice.store, 20).await;
+    let total = 60 * 100 + 20 * 3;
+    assert!(
+        total > 2 * team::pull::FIRST_PAGE,
+        "the pull must take several pages"
+    );
+    let pushed = team::sync(&alice.store, later())
+        .await
+        .expect("alice syncs");
+    assert_eq!(pushed.pushed, total);
+
+    // The first page is about 400 kB; the link drops inside the (twice as large) second.
+    proxy.arm(Trip {
+        client_bytes: 0,
+        server_bytes: 700_000,
+    });
+    let cut = team::sync(&bob.store, later()).await;
+    assert!(proxy.tripped(), "the proxy cut the pull");
+    assert!(cut.is_err(), "a cut sync fails: {cut:?}");
+    assert_eq!(
+        event_count(&bob.store).await,
+        team::pull::FIRST_PAGE,
+        "the first page stays, whole; nothing of the cut one"
+    );
+
+    let pulled = team::sync(&bob.store, later()).await.expect("bob syncs");
+    assert_eq!(pulled.pulled, total - team::pull::FIRST_PAGE);
+    assert!(pulled.conflicts.is_empty(), "{:?}", pulled.conflicts);
+    assert_eq!(instances(&bob.store).await, instances(&alice.store).await);
+    assert_eq!(events(&bob.store).await, events(&alice.store).await);
+    assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
+    hostile_text_arrived(&bob.store).await;
+    assert_eq!(team::sync(&bob.store, later()).await.unwrap().pulled, 0);
+}
+
 #[tokio::test]
 async fn a_large_push_reaches_a_second_laptop_byte_exact_with_the_same_bills() {
     assert!(
@@ -150,16 +215,7 @@ async fn a_large_push_reaches_a_second_laptop_byte_exact_with_the_same_bills() {
     assert_eq!(instances(&bob.store).await, instances(&alice.store).await);
     assert_eq!(events(&bob.store).await, events(&alice.store).await);
     assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
-    let names = instances(&bob.store).await;
-    for (i, text) in HOSTILE.iter().enumerate() {
-        let name = format!("{text}#{i}");
-        let row = names
-            .iter()
-            .find(|r| r.1 == name)
-            .expect("hostile name arrived");
-        assert_eq!(row.2.as_deref(), Some(*text), "notes byte-exact");
-        assert_eq!(row.3.as_deref(), Some(*text), "region byte-exact");
-    }
+    hostile_text_arrived(&bob.store).await;
     // A second sync sends nothing again and takes nothing twice.
     assert_eq!(team::sync(&alice.store, later()).await.unwrap().pushed, 0);
     assert_eq!(team::sync(&bob.store, later()).await.unwrap().pulled, 0);

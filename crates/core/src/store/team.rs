@@ -323,6 +323,44 @@ pub async fn insert_pulled_instance(
     .await?)
 }
 
+/// Rows per statement of [`insert_pulled_instances`]: 10 parameters each.
+const PULLED_INSTANCES_PER_STATEMENT: usize = 1_000;
+
+/// Insert pulled instances under their own names where those are free here, with multi-row
+/// statements; the local ids of those inserted, by uid. One whose name is taken (here, or by an
+/// earlier row of the same list) is left out, for the caller to insert under another name.
+pub async fn insert_pulled_instances(
+    conn: &mut SqliteConnection,
+    rows: &[PulledInstance<'_>],
+) -> Result<std::collections::HashMap<String, i64>, StoreError> {
+    let mut inserted = std::collections::HashMap::with_capacity(rows.len());
+    for batch in rows.chunks(PULLED_INSTANCES_PER_STATEMENT) {
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; batch.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO instances (uid, name, provider, region, gpu_model, currency, notes,
+                 planned_hours, created_at, recorded_by)
+             VALUES {values}
+             ON CONFLICT DO NOTHING RETURNING uid, id"
+        );
+        let mut query = sqlx::query_as::<_, (String, i64)>(&sql);
+        for row in batch {
+            query = query
+                .bind(row.uid)
+                .bind(row.local_name)
+                .bind(row.provider)
+                .bind(row.region)
+                .bind(row.gpu_model)
+                .bind(row.currency)
+                .bind(row.notes)
+                .bind(row.planned_hours)
+                .bind(row.created_at)
+                .bind(row.recorded_by);
+        }
+        inserted.extend(query.fetch_all(&mut *conn).await?);
+    }
+    Ok(inserted)
+}
+
 /// A rules version pulled from the server (decimals as text, already checked).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct SharedRules {

@@ -29,12 +29,19 @@ use crate::store::ledger::RulesRow;
 use crate::store::team::{self as repo, ConflictRow, PulledInstance, SharedRules};
 use crate::store::{Store, StoreError};
 
-/// Events per page: 100 000 events arrive in five round trips, each overlapping the writing of
-/// the page before.
+/// The most events per page: 100 000 events arrive in eight round trips, each overlapping the
+/// writing of the page before.
 pub const PAGE: i64 = 25_000;
 
-/// The first page is smaller: nothing overlaps its wait, and the server sends it sooner.
-const FIRST_PAGE: i64 = 2_500;
+/// The first page is small: nothing overlaps its wait, and the server sends it sooner.
+pub const FIRST_PAGE: i64 = 2_500;
+
+/// Each page after the first is twice the one before, up to [`PAGE`]: the server sends a page
+/// in about the time this laptop takes to write half as many events, so the next page is ready
+/// when the last one is written, from the second page on.
+fn next_page(limit: i64) -> i64 {
+    limit.saturating_mul(2).min(PAGE)
+}
 
 /// One page. The shared records (budgets, backups, …) come along only once the events are caught
 /// up (`events` shorter than a page), so every instance a record names is already here.
@@ -211,17 +218,18 @@ fn after(page: &Page, at: Cursors) -> (Cursors, bool) {
     (Cursors { events, records }, events_full || records_full)
 }
 
-/// Apply one page and its cursors in one local transaction.
+/// Write one prepared page and its cursors in one local transaction.
 async fn apply(
     store: &Store,
-    page: &Page,
+    prepared: &Prepared,
     next: Cursors,
     laptop: &str,
     now: DateTime<Utc>,
     pulled: &mut Pulled,
 ) -> Result<(), TeamError> {
+    let page = &prepared.page;
     let mut tx = store.write().await?;
-    let applied = apply_page(&mut tx, page, now).await?;
+    let applied = write_page(&mut tx, prepared, now).await?;
     pulled.events += applied.events;
     pulled.touched.extend(applied.touched);
     if page.events < page.limit {
@@ -234,6 +242,22 @@ async fn apply(
     repo::set_pulled_seq(&mut tx, next.events, next.records).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(())
+}
+
+/// Fetch a page and read it on a blocking thread, so the reading overlaps the writing of the
+/// page before.
+async fn fetch_prepared(
+    server: &mut Server,
+    who: Pulling<'_>,
+    at: Cursors,
+    limit: i64,
+) -> Result<Prepared, TeamError> {
+    let page = fetch(server, who.team_id, who.member, who.laptop, at, limit).await?;
+    tokio::task::spawn_blocking(move || prepare(page))
+        .await
+        .map_err(|err| TeamError::Server {
+            detail: format!("reading a pulled page failed: {err}"),
+        })?
 }
 
 /// Who pulls, and when.
@@ -254,12 +278,7 @@ pub async fn pull(
     who: Pulling<'_>,
     warmup: &mut Warmup,
 ) -> Result<Pulled, TeamError> {
-    let Pulling {
-        team_id,
-        member,
-        laptop,
-        now,
-    } = who;
+    let Pulling { laptop, now, .. } = who;
     let mut pulled = Pulled::default();
     let mut at = {
         let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
@@ -271,21 +290,22 @@ pub async fn pull(
             records: link.pulled_record_seq,
         }
     };
-    let mut page = fetch(server, team_id, member, laptop, at, FIRST_PAGE).await?;
+    let mut prepared = fetch_prepared(server, who, at, FIRST_PAGE).await?;
     loop {
-        let (next, more) = after(&page, at);
+        let (next, more) = after(&prepared.page, at);
         if !more {
-            apply(store, &page, next, laptop, now, &mut pulled).await?;
+            apply(store, &prepared, next, laptop, now, &mut pulled).await?;
             return Ok(pulled);
         }
+        let limit = next_page(prepared.page.limit);
         // A failure of either leaves the cursor where the last applied page ended.
         let (applied, fetched) = tokio::join!(
-            apply(store, &page, next, laptop, now, &mut pulled),
-            fetch(server, team_id, member, laptop, next, PAGE)
+            apply(store, &prepared, next, laptop, now, &mut pulled),
+            fetch_prepared(server, who, next, limit)
         );
         applied?;
         warmup.nudge(store);
-        page = fetched?;
+        prepared = fetched?;
         at = next;
     }
 }
@@ -298,25 +318,70 @@ fn parse_list<T: for<'de> Deserialize<'de>>(json: &str, what: &str) -> Result<Ve
     })
 }
 
-/// A pulled event checked and ready to write (as `store::team::PulledEvent`)
-#[derive(Debug, Serialize)]
-struct CheckedEvent<'a> {
-    uid: &'a str,
-    instance_uid: &'a str,
-    kind: &'a str,
-    at: &'a str,
-    recorded_by: &'a str,
+/// A pulled event checked and ready to write (as `store::team::PulledEvent`).
+#[derive(Debug)]
+struct CheckedEvent {
+    uid: String,
+    instance_uid: String,
+    kind: String,
+    at: String,
+    recorded_by: String,
     origin_seq: i64,
-    traffic_gb: Option<&'a str>,
+    traffic_gb: Option<String>,
     rules_uid: Option<String>,
 }
 
 /// A pulled rules version with the instance it belongs to.
 #[derive(Debug, Serialize)]
-struct CheckedRules<'a> {
-    instance_uid: &'a str,
+struct CheckedRules {
+    instance_uid: String,
     #[serde(flatten)]
     rules: SharedRules,
+}
+
+/// A page read and checked (on a blocking thread), ready to write.
+struct Prepared {
+    page: Page,
+    instances: Vec<PageInstance>,
+    /// Sorted by uid: the uid index then takes them in its own order.
+    events: Vec<CheckedEvent>,
+    rules: Vec<CheckedRules>,
+    /// Rows this version cannot read, with the reason: listed as conflicts, never written.
+    unreadable: Vec<Refused>,
+}
+
+/// Read a page's JSON and check every row (pure work, no database).
+fn prepare(mut page: Page) -> Result<Prepared, TeamError> {
+    let rows: Vec<PageEvent> = parse_list(&std::mem::take(&mut page.events_json), "events")?;
+    let instances: Vec<PageInstance> = parse_list(&page.instances_json, "instances")?;
+    let readable: HashMap<&str, Result<(), String>> = instances
+        .iter()
+        .filter_map(|row| Some((row.uid.as_deref()?, check_instance(row).map(|_| ()))))
+        .collect();
+    let mut events = Vec::with_capacity(rows.len());
+    let mut rules = Vec::new();
+    let mut unreadable = Vec::new();
+    for row in rows {
+        match check_event(row, &readable) {
+            Ok((event, Some(event_rules))) => {
+                rules.push(CheckedRules {
+                    instance_uid: event.instance_uid.clone(),
+                    rules: event_rules,
+                });
+                events.push(event);
+            }
+            Ok((event, None)) => events.push(event),
+            Err(refused) => unreadable.push(*refused),
+        }
+    }
+    events.sort_unstable_by(|a, b| a.uid.cmp(&b.uid));
+    Ok(Prepared {
+        page,
+        instances,
+        events,
+        rules,
+        unreadable,
+    })
 }
 
 const KINDS: [&str; 7] = [
@@ -345,6 +410,15 @@ fn check_time(time: &str) -> Result<(), String> {
         .map_err(|_| format!("{time:?} is not a time"))
 }
 
+/// A name this laptop can store (the ledger refuses a blank one).
+fn checked_name(name: &Option<String>) -> Result<&str, String> {
+    let name = required(name, "instance name")?;
+    if name.trim().is_empty() {
+        return Err("instance name is blank".into());
+    }
+    Ok(name)
+}
+
 /// An instance as it will be written here (name not yet made free).
 fn check_instance(row: &PageInstance) -> Result<PulledInstance<'_>, String> {
     let uid = required(&row.uid, "instance")?;
@@ -353,7 +427,7 @@ fn check_instance(row: &PageInstance) -> Result<PulledInstance<'_>, String> {
     check_time(created_at)?;
     Ok(PulledInstance {
         uid,
-        local_name: required(&row.name, "instance name")?,
+        local_name: checked_name(&row.name)?,
         provider: required(&row.provider, "provider")?,
         region: row.region.as_deref(),
         gpu_model: required(&row.gpu_model, "GPU model")?,
@@ -365,10 +439,50 @@ fn check_instance(row: &PageInstance) -> Result<PulledInstance<'_>, String> {
     })
 }
 
-fn check_event<'a>(
-    row: &'a PageEvent,
-    instances: &HashMap<&str, Result<PulledInstance<'a>, String>>,
-) -> Result<(CheckedEvent<'a>, Option<SharedRules>), String> {
+/// A row this version cannot read, and why.
+type Refused = (PageEvent, String);
+
+/// The event of `row`, or the row and why this version cannot take it.
+fn check_event(
+    row: PageEvent,
+    instances: &HashMap<&str, Result<(), String>>,
+) -> Result<(CheckedEvent, Option<SharedRules>), Box<Refused>> {
+    let rules = match check_fields(&row, instances) {
+        Ok(rules) => rules,
+        Err(reason) => return Err(Box::new((row, reason))),
+    };
+    match row {
+        PageEvent {
+            uid: Some(uid),
+            instance_uid: Some(instance_uid),
+            kind: Some(kind),
+            at: Some(at),
+            recorded_by: Some(recorded_by),
+            origin_seq,
+            traffic_gb,
+            ..
+        } => Ok((
+            CheckedEvent {
+                uid,
+                instance_uid,
+                kind,
+                at,
+                recorded_by,
+                origin_seq: origin_seq.unwrap_or_default(),
+                traffic_gb,
+                rules_uid: rules.as_ref().map(|r| r.uid.clone()),
+            },
+            rules,
+        )),
+        row => Err(Box::new((row, "the event is incomplete".into()))),
+    }
+}
+
+/// The event's rules version, once every field of `row` reads as this version expects.
+fn check_fields(
+    row: &PageEvent,
+    instances: &HashMap<&str, Result<(), String>>,
+) -> Result<Option<SharedRules>, String> {
     let uid = required(&row.uid, "uid")?;
     check_uuid(uid)?;
     let instance_uid = required(&row.instance_uid, "instance")?;
@@ -383,7 +497,7 @@ fn check_event<'a>(
     }
     let at = required(&row.at, "time")?;
     check_time(at)?;
-    let recorded_by = required(&row.recorded_by, "member")?;
+    required(&row.recorded_by, "member")?;
     let traffic_gb = row.traffic_gb.as_deref();
     if (kind == "traffic_recorded") != traffic_gb.is_some() {
         return Err("traffic amount does not match the event kind".into());
@@ -406,19 +520,7 @@ fn check_event<'a>(
     if matches!(kind, "created" | "rule_changed") != rules.is_some() {
         return Err("rules do not match the event kind".into());
     }
-    Ok((
-        CheckedEvent {
-            uid,
-            instance_uid,
-            kind,
-            at,
-            recorded_by,
-            origin_seq: row.origin_seq.unwrap_or_default(),
-            traffic_gb,
-            rules_uid: rules.as_ref().map(|r| r.uid.clone()),
-        },
-        rules,
-    ))
+    Ok(rules)
 }
 
 /// The rules must read back as valid billing rules here, or the bill could not be computed.
@@ -468,87 +570,84 @@ struct Applied {
     touched: BTreeSet<String>,
 }
 
-/// Write one page: new instances one by one (a name may collide), then every rules version and
-/// every event in one statement each.
-async fn apply_page(
+/// Write one page: its new instances, every rules version and every event, each with a few
+/// multi-row statements (an instance whose name is taken here alone goes on its own).
+async fn write_page(
     conn: &mut SqliteConnection,
-    page: &Page,
+    prepared: &Prepared,
     now: DateTime<Utc>,
 ) -> Result<Applied, TeamError> {
-    let events: Vec<PageEvent> = parse_list(&page.events_json, "events")?;
-    let instance_rows: Vec<PageInstance> = parse_list(&page.instances_json, "instances")?;
-    let instances: HashMap<&str, Result<PulledInstance<'_>, String>> = instance_rows
+    let instances: HashMap<&str, Result<PulledInstance<'_>, String>> = prepared
+        .instances
         .iter()
         .filter_map(|row| Some((row.uid.as_deref()?, check_instance(row))))
         .collect();
-    let mut checked = Vec::with_capacity(events.len());
-    let mut rules = Vec::new();
-    let mut used: HashSet<&str> = HashSet::new();
-    for row in &events {
-        match check_event(row, &instances) {
-            Ok((event, event_rules)) => {
-                used.insert(event.instance_uid);
-                if let Some(r) = event_rules {
-                    rules.push(CheckedRules {
-                        instance_uid: event.instance_uid,
-                        rules: r,
-                    });
-                }
-                checked.push(event);
-            }
-            Err(reason) => {
-                let uid = row.uid.clone().unwrap_or_default();
-                let instance_uid = row.instance_uid.clone().unwrap_or_default();
-                let name = instances
-                    .get(instance_uid.as_str())
-                    .and_then(|i| i.as_ref().ok())
-                    .map(|i| i.local_name.to_owned())
-                    .unwrap_or_default();
-                repo::record_conflict(
-                    conn,
-                    &ConflictRow {
-                        key: format!("unreadable:{uid}:{}", row.seq.unwrap_or_default()),
-                        kind: "unreadable".into(),
-                        instance_uid,
-                        instance_name: name,
-                        member: row.recorded_by.clone().unwrap_or_default(),
-                        detail: reason,
-                        found_at: now,
-                    },
-                )
-                .await?;
-            }
-        }
+    for (row, reason) in &prepared.unreadable {
+        let uid = row.uid.clone().unwrap_or_default();
+        let instance_uid = row.instance_uid.clone().unwrap_or_default();
+        let name = instances
+            .get(instance_uid.as_str())
+            .and_then(|i| i.as_ref().ok())
+            .map(|i| i.local_name.to_owned())
+            .unwrap_or_default();
+        repo::record_conflict(
+            conn,
+            &ConflictRow {
+                key: format!("unreadable:{uid}:{}", row.seq.unwrap_or_default()),
+                kind: "unreadable".into(),
+                instance_uid,
+                instance_name: name,
+                member: row.recorded_by.clone().unwrap_or_default(),
+                detail: reason.clone(),
+                found_at: now,
+            },
+        )
+        .await?;
     }
-    let used: Vec<&str> = used.into_iter().collect();
+    let used: Vec<&str> = prepared
+        .events
+        .iter()
+        .map(|e| e.instance_uid.as_str())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
     let mut instance_ids = repo::local_ids(conn, "instances", &used).await?;
-    for uid in &used {
-        if instance_ids.contains_key(*uid) {
-            continue;
-        }
-        if let Some(Ok(instance)) = instances.get(uid) {
-            let id = insert_instance(conn, instance, now).await?;
-            instance_ids.insert((*uid).to_owned(), id);
-        }
+    let new_instances: Vec<PulledInstance<'_>> = used
+        .iter()
+        .filter(|uid| !instance_ids.contains_key(**uid))
+        .filter_map(|uid| instances.get(uid)?.as_ref().ok().cloned())
+        .collect();
+    let under_own_name = repo::insert_pulled_instances(conn, &new_instances).await?;
+    for instance in &new_instances {
+        let id = match under_own_name.get(instance.uid) {
+            Some(id) => *id,
+            None => insert_renamed(conn, instance, now).await?,
+        };
+        instance_ids.insert(instance.uid.to_owned(), id);
     }
-    repo::insert_pulled_rules(conn, &to_json(&rules)?).await?;
-    let rules_uids: Vec<&str> = rules.iter().map(|r| r.rules.uid.as_str()).collect();
+    repo::insert_pulled_rules(conn, &to_json(&prepared.rules)?).await?;
+    let rules_uids: Vec<&str> = prepared
+        .rules
+        .iter()
+        .map(|r| r.rules.uid.as_str())
+        .collect();
     let rules_ids = repo::local_ids(conn, "billing_rules", &rules_uids).await?;
-    // An event whose instance could not be written (its row unreadable) was listed above.
-    let mut pulled: Vec<repo::PulledEvent<'_>> = checked
+    // Every event's instance is readable (its row was checked with it) and now written here.
+    let mut pulled: Vec<repo::PulledEvent<'_>> = prepared
+        .events
         .iter()
         .filter_map(|e| {
             Some(repo::PulledEvent {
-                uid: e.uid,
-                instance_id: *instance_ids.get(e.instance_uid)?,
-                kind: e.kind,
-                at: e.at,
+                uid: &e.uid,
+                instance_id: *instance_ids.get(e.instance_uid.as_str())?,
+                kind: &e.kind,
+                at: &e.at,
                 rules_id: e
                     .rules_uid
                     .as_deref()
                     .and_then(|uid| rules_ids.get(uid).copied()),
-                traffic_gb: e.traffic_gb,
-                recorded_by: e.recorded_by,
+                traffic_gb: e.traffic_gb.as_deref(),
+                recorded_by: &e.recorded_by,
                 origin_seq: e.origin_seq,
             })
         })
@@ -566,16 +665,13 @@ fn to_json<T: Serialize>(rows: &T) -> Result<String, TeamError> {
     })
 }
 
-/// Insert a shared instance met for the first time, under its own name when free here.
-async fn insert_instance(
+/// Insert a shared instance whose name is taken here under a free one, and tell the user.
+async fn insert_renamed(
     conn: &mut SqliteConnection,
     instance: &PulledInstance<'_>,
     now: DateTime<Utc>,
 ) -> Result<i64, TeamError> {
     let shared_name = instance.local_name;
-    if !repo::name_taken(conn, shared_name).await? {
-        return Ok(repo::insert_pulled_instance(conn, instance).await?);
-    }
     let member = instance.recorded_by;
     let local_name = free_name(conn, shared_name, member, instance.uid).await?;
     let id = repo::insert_pulled_instance(
