@@ -43,9 +43,8 @@ async fn event_count(store: &Store) -> i64 {
         .expect("count events")
 }
 
-/// Alice creates the shared A100 (10 an hour from h(0)); both release it while offline, Alice at
-/// h(2), Bob at h(3); everyone syncs.
-async fn two_releases(pg: &TestPostgres) -> (Laptop, Laptop) {
+/// Alice and Bob joined; Alice creates the shared A100 (10 an hour from h(0)) and syncs.
+async fn alice_shares_an_instance(pg: &TestPostgres) -> (Laptop, Laptop) {
     // Syncs after `connect` read the password as libpq would (no keychain here).
     std::env::set_var("PGPASSWORD", PG_PASSWORD);
     let (alice, bob) = (
@@ -57,6 +56,13 @@ async fn two_releases(pg: &TestPostgres) -> (Laptop, Laptop) {
         .await
         .expect("add");
     sync(&alice).await;
+    (alice, bob)
+}
+
+/// The shared A100 of [`alice_shares_an_instance`]; both release it while offline, Alice at
+/// h(2), Bob at h(3); everyone syncs.
+async fn two_releases(pg: &TestPostgres) -> (Laptop, Laptop) {
+    let (alice, bob) = alice_shares_an_instance(pg).await;
     sync(&bob).await;
     ledger::record(&alice.store, "shared", PowerAction::Release, h(2))
         .await
@@ -177,17 +183,8 @@ async fn opposite_choices_made_offline_settle_on_the_earlier_one_everywhere() {
 
 #[tokio::test]
 async fn rows_on_the_server_this_version_cannot_read_are_listed_and_never_written() {
-    std::env::set_var("PGPASSWORD", PG_PASSWORD);
     let pg = TestPostgres::start();
-    let (alice, bob) = (
-        laptop(&pg.url(), "alice").await,
-        laptop(&pg.url(), "bob").await,
-    );
-    let rental = team_common::rental("shared", None);
-    ledger::add_instance(&alice.store, &rental, h(0))
-        .await
-        .expect("add");
-    sync(&alice).await;
+    let (alice, bob) = alice_shares_an_instance(&pg).await;
     // Written straight into the team database, past any laptop's checks: an instance with a
     // blank name and an event of it, and an event of the shared instance with a broken time.
     pg.psql(

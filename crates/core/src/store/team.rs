@@ -300,27 +300,18 @@ pub struct PulledInstance<'a> {
     pub recorded_by: &'a str,
 }
 
+/// Insert one pulled instance under `row.local_name`, which the caller made free here.
 pub async fn insert_pulled_instance(
     conn: &mut SqliteConnection,
     row: &PulledInstance<'_>,
 ) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO instances (uid, name, provider, region, gpu_model, currency, notes,
-             planned_hours, created_at, recorded_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(row.uid)
-    .bind(row.local_name)
-    .bind(row.provider)
-    .bind(row.region)
-    .bind(row.gpu_model)
-    .bind(row.currency)
-    .bind(row.notes)
-    .bind(row.planned_hours)
-    .bind(row.created_at)
-    .bind(row.recorded_by)
-    .fetch_one(conn)
-    .await?)
+    insert_pulled_instances(conn, std::slice::from_ref(row))
+        .await?
+        .remove(row.uid)
+        .ok_or_else(|| StoreError::Corrupt {
+            what: "instance name or uid already here",
+            value: row.local_name.to_owned(),
+        })
 }
 
 /// Rows per statement of [`insert_pulled_instances`]: 10 parameters each.
