@@ -446,3 +446,34 @@ async fn a_wrong_password_or_an_unreachable_server_writes_nothing() {
         "the ledger is untouched"
     );
 }
+
+/// Every uid minted here is a UUIDv7 carrying the time it was minted, so one minted later sorts
+/// after: the uid indexes, here and on the team server, take new rows at their end.
+#[tokio::test]
+async fn uids_minted_here_are_time_ordered() {
+    let one = laptop().await;
+    add(&one.store, "first", "A100", "10", h(0)).await;
+    // The next uids fall in a later millisecond.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    add(&one.store, "second", "A100", "10", h(0)).await;
+    power(&one.store, "second", PowerAction::Start, h(1)).await;
+    let now = leasehold_core::clock::Clock::now(&leasehold_core::clock::SystemClock).timestamp();
+    let now = u64::try_from(now).expect("after 1970");
+    for table in ["instances", "billing_rules", "ledger_events"] {
+        let uids: Vec<String> = sqlx::query_scalar(&format!("SELECT uid FROM {table} ORDER BY id"))
+            .fetch_all(one.store.pool())
+            .await
+            .expect("uids");
+        assert!(uids.len() >= 2, "{table}: {uids:?}");
+        for uid in &uids {
+            let parsed = uuid::Uuid::parse_str(uid).expect("a UUID");
+            assert_eq!(parsed.get_version_num(), 7, "{table}: {uid}");
+            let (minted, _) = parsed.get_timestamp().expect("v7 has a time").to_unix();
+            assert!(
+                minted.abs_diff(now) < 300,
+                "{table}: {uid} minted at {minted}, now {now}"
+            );
+        }
+        assert!(uids.first() < uids.last(), "{table}: {uids:?}");
+    }
+}

@@ -371,30 +371,48 @@ pub struct SharedRules {
     pub wipe_after_stopped_days: Option<i64>,
 }
 
-/// Insert pulled rules versions (a JSON array of [`SharedRules`] objects, each with its
-/// `instance_uid`) that are not here yet, in one statement.
+/// Rows per insert statement of [`insert_pulled_rules`]: 15 parameters each, well under
+/// SQLite's 32 766.
+const PULLED_RULES_PER_STATEMENT: usize = 500;
+
+/// Insert pulled rules versions that are not here yet, each with the local id of its instance,
+/// with bound multi-row statements (as [`insert_pulled_events`]; reading fifteen fields out of
+/// JSON per rules version cost more than writing it).
 pub async fn insert_pulled_rules(
     conn: &mut SqliteConnection,
-    json: &str,
+    rules: &[(i64, &SharedRules)],
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO billing_rules (uid, instance_id, effective_from, price_per_gpu_hour, gpu_count,
-             billing_starts, stopped_billing, stopped_rate, no_gpu_rate, data_disk_per_hour,
-             snapshot_per_hour, public_ip_per_hour, traffic_per_gb, granularity, wipe_after_stopped_days)
-         SELECT r.value ->> 'uid', i.id, r.value ->> 'effective_from',
-                r.value ->> 'price_per_gpu_hour', r.value ->> 'gpu_count',
-                r.value ->> 'billing_starts', r.value ->> 'stopped_billing',
-                r.value ->> 'stopped_rate', r.value ->> 'no_gpu_rate',
-                r.value ->> 'data_disk_per_hour', r.value ->> 'snapshot_per_hour',
-                r.value ->> 'public_ip_per_hour', r.value ->> 'traffic_per_gb',
-                r.value ->> 'granularity', r.value ->> 'wipe_after_stopped_days'
-         FROM json_each(?) r JOIN instances i ON i.uid = r.value ->> 'instance_uid'
-         WHERE true
-         ON CONFLICT (uid) DO NOTHING",
-    )
-    .bind(json)
-    .execute(conn)
-    .await?;
+    for batch in rules.chunks(PULLED_RULES_PER_STATEMENT) {
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; batch.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO billing_rules (uid, instance_id, effective_from, price_per_gpu_hour,
+                 gpu_count, billing_starts, stopped_billing, stopped_rate, no_gpu_rate,
+                 data_disk_per_hour, snapshot_per_hour, public_ip_per_hour, traffic_per_gb,
+                 granularity, wipe_after_stopped_days)
+             VALUES {values}
+             ON CONFLICT (uid) DO NOTHING"
+        );
+        let mut query = sqlx::query(&sql);
+        for (instance_id, r) in batch {
+            query = query
+                .bind(r.uid.as_str())
+                .bind(*instance_id)
+                .bind(r.effective_from.as_str())
+                .bind(r.price_per_gpu_hour.as_str())
+                .bind(r.gpu_count)
+                .bind(r.billing_starts.as_str())
+                .bind(r.stopped_billing.as_str())
+                .bind(r.stopped_rate.as_deref())
+                .bind(r.no_gpu_rate.as_deref())
+                .bind(r.data_disk_per_hour.as_str())
+                .bind(r.snapshot_per_hour.as_str())
+                .bind(r.public_ip_per_hour.as_str())
+                .bind(r.traffic_per_gb.as_str())
+                .bind(r.granularity.as_str())
+                .bind(r.wipe_after_stopped_days);
+        }
+        query.execute(&mut *conn).await?;
+    }
     Ok(())
 }
 

@@ -359,7 +359,7 @@ pub async fn resolve(
         return Err(TeamError::ConflictGone);
     };
     let row = WithdrawalRow {
-        uid: uuid::Uuid::new_v4().to_string(),
+        uid: uuid::Uuid::now_v7().to_string(),
         instance_uid: conflict.instance_uid.clone(),
         event_uid: withdrawn.to_owned(),
         kept_uid: keep_uid.to_owned(),
