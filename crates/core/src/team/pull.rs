@@ -22,7 +22,8 @@ use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use rust_decimal::Decimal;
 use serde::Deserialize;
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::pool::PoolConnection;
+use sqlx::{FromRow, Sqlite, SqliteConnection};
 
 use super::conflicts::Warmup;
 use super::records::{self, PulledRecord};
@@ -298,7 +299,7 @@ fn after(page: &Page, at: Cursors) -> (Cursors, bool) {
 
 /// Write one prepared page and its cursors in one local transaction.
 async fn apply(
-    store: &Store,
+    writer: &mut SqliteConnection,
     prepared: &Prepared,
     next: Cursors,
     laptop: &str,
@@ -306,7 +307,10 @@ async fn apply(
     pulled: &mut Pulled,
 ) -> Result<(), TeamError> {
     let page = &prepared.page;
-    let mut tx = store.write().await?;
+    // Taking the write lock up front, as `Store::write` does.
+    let mut tx = sqlx::Connection::begin_with(writer, "BEGIN IMMEDIATE")
+        .await
+        .map_err(StoreError::from)?;
     let applied = write_page(&mut tx, prepared, now).await?;
     pulled.events += applied.events;
     pulled.touched.extend(applied.touched);
@@ -371,11 +375,13 @@ pub async fn pull(
             records: link.pulled_record_seq,
         }
     };
+    let mut writer = page_writer(store).await?;
     let mut prepared = fetch_prepared(server, who, at, FIRST_PAGE, false).await?;
     loop {
         let (next, more) = after(&prepared.page, at);
         if !more {
-            apply(store, &prepared, next, laptop, now, &mut pulled).await?;
+            apply(&mut writer, &prepared, next, laptop, now, &mut pulled).await?;
+            checkpoint_later(writer);
             return Ok(pulled);
         }
         let page = &prepared.page;
@@ -389,7 +395,7 @@ pub async fn pull(
         };
         // A failure of either leaves the cursor where the last applied page ended.
         let (applied, fetched) = tokio::join!(
-            apply(store, &prepared, next, laptop, now, &mut pulled),
+            apply(&mut writer, &prepared, next, laptop, now, &mut pulled),
             fetch_prepared(server, who, next, limit, copied)
         );
         applied?;
@@ -397,6 +403,35 @@ pub async fn pull(
         prepared = fetched?;
         at = next;
     }
+}
+
+/// The connection a pull writes its pages on, with SQLite's automatic checkpoints off: each
+/// page's commit would otherwise copy the write-ahead log back into the database file, and sync
+/// it, while the user waits for the pull. The log is copied once, after the pull
+/// ([`checkpoint_later`]), as PostgreSQL's own checkpointer does after a commit. The connection
+/// is closed when the pull is done or fails, never handed back to the pool with the setting.
+async fn page_writer(store: &Store) -> Result<PoolConnection<Sqlite>, TeamError> {
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    conn.close_on_drop();
+    sqlx::query("PRAGMA wal_autocheckpoint = 0")
+        .execute(&mut *conn)
+        .await
+        .map_err(StoreError::from)?;
+    Ok(conn)
+}
+
+/// Copy the pull's pages from the write-ahead log into the database file, without making the
+/// sync wait for it (readers and writers go on meanwhile; one that exits first leaves the log
+/// to the next checkpoint, as SQLite always does).
+fn checkpoint_later(mut writer: PoolConnection<Sqlite>) {
+    tokio::spawn(async move {
+        if let Err(err) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&mut *writer)
+            .await
+        {
+            tracing::debug!(%err, "checkpoint after a pull failed; the next one copies the log");
+        }
+    });
 }
 
 fn parse_list<T: for<'de> Deserialize<'de>>(json: &str, what: &str) -> Result<Vec<T>, TeamError> {

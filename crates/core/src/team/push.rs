@@ -373,6 +373,24 @@ async fn pending_after(
     Ok(r)
 }
 
+/// Read the next chunk in a task of its own: reading it (its JSON above all) is tens of
+/// milliseconds of work, which on the push's own task would hold up the chunk being sent,
+/// whose `COPY` data and answers wait for that task.
+async fn read_ahead(
+    store: &Store,
+    member: &str,
+    after_id: i64,
+    limit: i64,
+) -> Result<PendingChunk, TeamError> {
+    let store = store.clone();
+    let member = member.to_owned();
+    tokio::spawn(async move { pending_after(&store, &member, after_id, limit).await })
+        .await
+        .map_err(|err| TeamError::Server {
+            detail: format!("reading the next chunk to push failed: {err}"),
+        })?
+}
+
 async fn mark_shared(store: &Store, last_id: Option<i64>) -> Result<(), TeamError> {
     let Some(last_id) = last_id else {
         return Ok(());
@@ -406,7 +424,7 @@ pub async fn push(
             push_chunk(server, team_id, laptop, &chunk),
             async {
                 if full {
-                    pending_after(store, member, last_id, limit).await
+                    read_ahead(store, member, last_id, limit).await
                 } else {
                     Ok(PendingChunk::default())
                 }
