@@ -250,9 +250,7 @@ async fn fetch(
     copied: bool,
 ) -> Result<Arrived, TeamError> {
     if copied {
-        let laptop = uuid::Uuid::parse_str(who.laptop).map_err(|_| TeamError::Server {
-            detail: format!("this laptop's team id {:?} is not a UUID", who.laptop),
-        })?;
+        let laptop = super::push::parse_uuid("laptop uid", who.laptop)?;
         let statement = copy_page(who.team_id, at.events, laptop, limit);
         let read: Result<Vec<u8>, sqlx::Error> = async {
             let mut rows = server.conn.copy_out_raw(&statement).await?;

@@ -144,7 +144,8 @@ struct CopyEvent<'a> {
     rules: Option<String>,
 }
 
-fn parse_uuid(what: &'static str, text: &str) -> Result<uuid::Uuid, TeamError> {
+/// A uid this laptop stored, as a UUID (one that is not is a corrupt local value).
+pub(super) fn parse_uuid(what: &'static str, text: &str) -> Result<uuid::Uuid, TeamError> {
     uuid::Uuid::parse_str(text).map_err(|_| {
         StoreError::Corrupt {
             what,
