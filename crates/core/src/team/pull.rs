@@ -43,9 +43,16 @@ pub const FIRST_PAGE: i64 = 2_500;
 
 /// Each page after the first is twice the one before, up to [`PAGE`]: the server sends a page
 /// in about the time this laptop takes to write half as many events, so the next page is ready
-/// when the last one is written, from the second page on.
-fn next_page(limit: i64) -> i64 {
-    limit.saturating_mul(2).min(PAGE)
+/// when the last one is written, from the second page on. Towards the end the pages shrink
+/// again, each at most half of the `left` events the server holds past the cursor (its own
+/// count, which includes this laptop's events it will skip): what the sync waits for after the
+/// last page, writing it and replaying its instances for the conflict report, is then a small
+/// page's worth, not a full one's.
+fn next_page(limit: i64, left: i64) -> i64 {
+    limit
+        .saturating_mul(2)
+        .min(PAGE)
+        .min((left / 2).max(FIRST_PAGE))
 }
 
 /// One page. The shared records (budgets, backups, …) come along only once the events are caught
@@ -305,6 +312,20 @@ async fn apply(
     pulled: &mut Pulled,
 ) -> Result<(), TeamError> {
     let page = &prepared.page;
+    let brings_records = page.extras.is_some() && page.events < page.limit;
+    // Every id an event or rules version refers to comes from this page's own lookups, in this
+    // same transaction. SQLite checking each reference again (a lookup or two per event, about
+    // a tenth of the write) is only paid on the page that brings shared records, whose
+    // references another laptop chose. The setting cannot change inside a transaction.
+    let check = if brings_records {
+        "PRAGMA foreign_keys = ON"
+    } else {
+        "PRAGMA foreign_keys = OFF"
+    };
+    sqlx::query(check)
+        .execute(&mut *writer)
+        .await
+        .map_err(StoreError::from)?;
     // Taking the write lock up front, as `Store::write` does.
     let mut tx = sqlx::Connection::begin_with(writer, "BEGIN IMMEDIATE")
         .await
@@ -312,7 +333,7 @@ async fn apply(
     let applied = write_page(&mut tx, prepared, now).await?;
     pulled.events += applied.events;
     pulled.touched.extend(applied.touched);
-    if let Some(extras) = page.extras.as_ref().filter(|_| page.events < page.limit) {
+    if let Some(extras) = page.extras.as_ref().filter(|_| brings_records) {
         let list: Vec<PulledRecord> = parse_list(&extras.records_json, "records")?;
         pulled.records += records::apply(&mut tx, &list, laptop, now).await?;
         let budgets: Vec<TeamBudgetRow> = parse_list(
@@ -387,7 +408,7 @@ pub async fn pull(
         // JSON page brings what is left and the shared records.
         let copied = page.events >= page.limit;
         let limit = if copied {
-            next_page(page.limit)
+            next_page(page.limit, page.head.saturating_sub(next.events))
         } else {
             FIRST_PAGE
         };
@@ -407,7 +428,8 @@ pub async fn pull(
 /// page's commit would otherwise copy the write-ahead log back into the database file, and sync
 /// it, while the user waits for the pull. The log is copied once, after the pull
 /// ([`checkpoint_later`]), as PostgreSQL's own checkpointer does after a commit. The connection
-/// is closed when the pull is done or fails, never handed back to the pool with the setting.
+/// is closed when the pull is done or fails, never handed back to the pool with its settings
+/// (this one, and the foreign-key checks [`apply`] turns off for pages without records).
 async fn page_writer(store: &Store) -> Result<PoolConnection<Sqlite>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     conn.close_on_drop();
@@ -925,6 +947,33 @@ async fn insert_renamed(
 mod tests {
     use super::super::copy_binary::CopyRows;
     use super::*;
+
+    /// The page sizes a pull of `total` events asks for, the first page included.
+    fn page_sizes(total: i64) -> Vec<i64> {
+        let mut sizes = vec![FIRST_PAGE];
+        let mut at = FIRST_PAGE.min(total);
+        while at < total {
+            let limit = next_page(sizes[sizes.len() - 1], total - at);
+            sizes.push(limit);
+            at += limit.min(total - at);
+        }
+        sizes
+    }
+
+    #[test]
+    fn pages_grow_to_the_most_and_shrink_again_before_the_end() {
+        let sizes = page_sizes(100_000);
+        assert_eq!(
+            sizes,
+            [2_500, 5_000, 10_000, 20_000, 25_000, 18_750, 9_375, 4_687, 2_500, 2_500]
+        );
+        // A short pull never reaches the largest page; a long one stays there in its middle.
+        assert_eq!(page_sizes(12_000), [2_500, 4_750, 2_500, 2_500]);
+        let long = page_sizes(1_000_000);
+        assert!(long.iter().filter(|&&size| size == PAGE).count() > 30);
+        assert_eq!(long.last(), Some(&FIRST_PAGE));
+        assert!(long.iter().all(|&size| (FIRST_PAGE..=PAGE).contains(&size)));
+    }
 
     const INSTANCE: &str = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 
