@@ -346,3 +346,74 @@ async fn a_bulk_push_refreshes_the_servers_ledger_statistics_and_a_small_one_doe
     assert!(plan.contains("Index Scan"), "{plan}");
     assert!(!plan.contains("Sort"), "{plan}");
 }
+
+async fn pulled_seq(store: &Store) -> i64 {
+    let mut conn = store.pool().acquire().await.expect("connection");
+    leasehold_core::store::team::link(&mut conn)
+        .await
+        .expect("link")
+        .expect("linked")
+        .pulled_seq
+}
+
+/// Push alone (no pull after it), as the sync's first step does.
+async fn push_only(store: &Store) -> i64 {
+    let (mut server, row) = team::open_linked(store).await.expect("open");
+    let pushed = team::push::push(
+        store,
+        &mut server,
+        row.team_id,
+        &row.member,
+        &row.laptop_uid,
+    )
+    .await
+    .expect("push");
+    server.close().await;
+    pushed
+}
+
+#[tokio::test]
+async fn a_push_moves_the_pull_cursor_past_its_own_events_only_when_nothing_else_is_missing() {
+    let pg = TestPostgres::start();
+    let (alice, bob) = (laptop().await, laptop().await);
+    join(&alice, &pg.url(), "alice").await;
+    join(&bob, &pg.url(), "bob").await;
+    ledger::add_instance(&bob.store, &team_common::rental("bob-a100", None), h(0))
+        .await
+        .expect("add");
+    for (action, at) in [(PowerAction::Start, h(1)), (PowerAction::Stop, h(2))] {
+        ledger::record(&bob.store, "bob-a100", action, at)
+            .await
+            .expect("record");
+    }
+    team::sync(&bob.store, later()).await.expect("bob syncs");
+
+    // Bob's three events (1..=3) are not here yet: the cursor stays, the pull brings them.
+    team_common::bulk_ledger(&alice.store, 30, 100, h(1)).await;
+    assert_eq!(push_only(&alice.store).await, 3_000);
+    assert_eq!(pulled_seq(&alice.store).await, 0);
+    let synced = team::sync(&alice.store, later())
+        .await
+        .expect("alice syncs");
+    assert_eq!((synced.pushed, synced.pulled), (0, 3));
+    assert_eq!(pulled_seq(&alice.store).await, 3_003);
+
+    // Now everything before her next events is here: the cursor moves past them.
+    for action in [PowerAction::Stop, PowerAction::Start] {
+        ledger::record(&alice.store, "bulk-0", action, later())
+            .await
+            .expect("record");
+    }
+    assert_eq!(push_only(&alice.store).await, 2);
+    assert_eq!(pulled_seq(&alice.store).await, 3_005);
+    let synced = team::sync(&alice.store, later())
+        .await
+        .expect("alice syncs");
+    assert_eq!((synced.pushed, synced.pulled), (0, 0));
+
+    // Bob then takes every one of hers, once, with the same bills.
+    let pulled = team::sync(&bob.store, later()).await.expect("bob syncs");
+    assert_eq!(pulled.pulled, 3_002);
+    assert_eq!(events(&bob.store).await, events(&alice.store).await);
+    assert_eq!(bills(&bob.store).await, bills(&alice.store).await);
+}

@@ -86,6 +86,21 @@ pub async fn set_pulled_seq(
     Ok(())
 }
 
+/// Move the pull cursor from `from` to `to`, only if it is at `from` now (a pull that ran
+/// meanwhile has moved it itself).
+pub async fn advance_pulled_seq(
+    conn: &mut SqliteConnection,
+    from: i64,
+    to: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE team_link SET pulled_seq = ? WHERE id = 1 AND pulled_seq = ?")
+        .bind(to)
+        .bind(from)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub async fn set_last_sync(
     conn: &mut SqliteConnection,
     at: DateTime<Utc>,

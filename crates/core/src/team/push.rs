@@ -110,7 +110,7 @@ WITH bump AS (
     ON CONFLICT (uid) DO NOTHING
     RETURNING 1
 )
-SELECT count(*) FROM new_events";
+SELECT (SELECT count(*) FROM new_events), (SELECT base FROM bump)";
 
 /// The rules version an event brings to the server, as JSON text.
 fn rules_json(chunk: &PendingChunk, event: &PendingEvent) -> Result<Option<String>, TeamError> {
@@ -246,11 +246,11 @@ async fn push_chunk_copied(
     team_id: i64,
     laptop: &str,
     chunk: &PendingChunk,
-) -> Result<i64, TeamError> {
+) -> Result<Sent, TeamError> {
     let events = copy_events(chunk)?;
     let laptop_uid = parse_uuid("laptop uid", laptop)?;
     let count = i64::try_from(chunk.events.len()).unwrap_or(i64::MAX);
-    let result: Result<i64, sqlx::Error> = async {
+    let result: Result<Sent, sqlx::Error> = async {
         let mut tx = sqlx::Connection::begin(&mut server.conn).await?;
         let base: i64 = sqlx::query_scalar(BUMP)
             .bind(team_id)
@@ -293,7 +293,7 @@ async fn push_chunk_copied(
             Err(err) => return Err(err),
         };
         tx.commit().await?;
-        Ok(inserted)
+        Ok(Sent { inserted, base })
     }
     .await;
     result.map_err(|e| server.failed(&e))
@@ -319,13 +319,31 @@ fn instance_columns(instances: &[PendingInstance]) -> [Vec<Option<String>>; 10] 
     ]
 }
 
-/// Send one chunk; how many of its events the server did not have yet.
+/// What the server answered for a chunk.
+struct Sent {
+    /// How many of its events the server did not have yet.
+    inserted: i64,
+    /// The team's counter before the chunk: its events were numbered `base + 1 ..= base + n`.
+    base: i64,
+}
+
+/// A chunk the server committed, not yet marked shared here.
+#[derive(Debug, Clone, Copy)]
+struct Acknowledged {
+    /// Its last event here.
+    last_id: i64,
+    /// The sequence numbers it was given, `(base, base + n]`.
+    base: i64,
+    end: i64,
+}
+
+/// Send one chunk.
 async fn push_chunk(
     server: &mut Server,
     team_id: i64,
     laptop: &str,
     chunk: &PendingChunk,
-) -> Result<i64, TeamError> {
+) -> Result<Sent, TeamError> {
     if chunk.events.len() >= COPY_FROM {
         return push_chunk_copied(server, team_id, laptop, chunk).await;
     }
@@ -336,11 +354,11 @@ async fn push_chunk(
         .collect::<Result<Vec<_>, _>>()?;
     let events = &chunk.events;
     let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-    let mut push = sqlx::query_scalar(PUSH).bind(team_id).bind(count);
+    let mut push = sqlx::query_as(PUSH).bind(team_id).bind(count);
     for column in instance_columns(&chunk.instances) {
         push = push.bind(column);
     }
-    let inserted: i64 = push
+    let (inserted, base): (i64, i64) = push
         .bind(laptop)
         .bind(events.iter().map(|e| e.uid.as_str()).collect::<Vec<_>>())
         .bind(
@@ -368,7 +386,7 @@ async fn push_chunk(
         .fetch_one(&mut server.conn)
         .await
         .map_err(|e| server.failed(&e))?;
-    Ok(inserted)
+    Ok(Sent { inserted, base })
 }
 
 async fn pending_after(
@@ -400,12 +418,17 @@ async fn read_ahead(
         })?
 }
 
-async fn mark_shared(store: &Store, last_id: Option<i64>) -> Result<(), TeamError> {
-    let Some(last_id) = last_id else {
+/// Mark an acknowledged chunk's events shared. If this laptop had pulled everything up to the
+/// chunk's first number, it has everything up to its last too (the numbers between are its own
+/// events, which a pull skips), so its pull cursor moves past them: the pull that follows a
+/// large push does not make the server read through this laptop's own events to send nothing.
+async fn mark_shared(store: &Store, acknowledged: Option<Acknowledged>) -> Result<(), TeamError> {
+    let Some(chunk) = acknowledged else {
         return Ok(());
     };
     let mut tx = store.write().await?;
-    repo::mark_shared_through(&mut tx, last_id).await?;
+    repo::mark_shared_through(&mut tx, chunk.last_id).await?;
+    repo::advance_pulled_seq(&mut tx, chunk.base, chunk.end).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(())
 }
@@ -423,7 +446,7 @@ pub async fn push(
     let mut pushed = 0;
     let mut limit = FIRST_CHUNK;
     let mut chunk = pending_after(store, member, 0, limit).await?;
-    // The last event of the chunk the server acknowledged last, not yet marked here.
+    // The chunk the server acknowledged last, not yet marked here.
     let mut acknowledged = None;
     while !chunk.events.is_empty() {
         let last_id = chunk.events.last().map_or(0, |e| e.event_id);
@@ -442,8 +465,15 @@ pub async fn push(
         );
         marked?;
         // Marked only once the server answered: a cut before that sends the chunk again.
-        pushed += sent?;
-        acknowledged = Some(last_id);
+        let sent = sent?;
+        pushed += sent.inserted;
+        acknowledged = Some(Acknowledged {
+            last_id,
+            base: sent.base,
+            end: sent
+                .base
+                .saturating_add(i64::try_from(chunk.events.len()).unwrap_or(i64::MAX)),
+        });
         chunk = next?;
     }
     let (marked, analyzed) = tokio::join!(
