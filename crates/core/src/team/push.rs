@@ -506,8 +506,7 @@ async fn refresh_statistics(server: &mut Server, pushed: i64) -> Result<(), Team
     if pushed < ANALYZE_FROM {
         return Ok(());
     }
-    sqlx::raw_sql(REFRESH_STATISTICS)
-        .execute(&mut server.conn)
+    sqlx::Executor::execute(&mut server.conn, REFRESH_STATISTICS)
         .await
         .map_err(|e| server.failed(&e))?;
     Ok(())
