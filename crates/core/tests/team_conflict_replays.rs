@@ -135,3 +135,60 @@ async fn an_unchanged_instance_is_not_replayed_and_any_change_to_its_ledger_repl
         vec![("h100-main".to_owned(), "released".to_owned())]
     );
 }
+
+#[tokio::test]
+async fn a_warm_up_over_some_instances_fingerprints_them_as_the_whole_report_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("ledger.sqlite3"))
+        .await
+        .expect("open");
+    for name in ["a100", "h100", "4090"] {
+        rented(&store, name).await;
+        ledger::record(&store, name, PowerAction::Release, h(2))
+            .await
+            .expect("release");
+        merged_event(&store, name, "released", h(3)).await;
+    }
+    let uid_of = |name: &'static str| {
+        let store = store.clone();
+        async move {
+            sqlx::query_scalar::<_, String>("SELECT uid FROM instances WHERE name = ?")
+                .bind(name)
+                .fetch_one(store.pool())
+                .await
+                .expect("uid")
+        }
+    };
+    let (a100, h100) = (uid_of("a100").await, uid_of("h100").await);
+
+    // The warm-up looks at the two instances named (and an unknown uid, which it skips)...
+    let mut warmup = conflicts::Warmup::default();
+    warmup.nudge_instances(
+        &store,
+        [
+            a100,
+            h100,
+            "7d0c4a4e-7a53-4a8e-9a55-2c6f1f0f4e11".to_owned(),
+        ],
+    );
+    let mut warmed = warmup.finish().await;
+    assert_eq!(warmed.len(), 2, "the two named instances replayed");
+
+    // ...and the report takes its results as current: a report altered in memory is what it
+    // shows, so the fingerprints matched; the third instance is replayed by the report itself.
+    for (_, report) in warmed.values_mut() {
+        report.clear();
+    }
+    let shown: Vec<String> = conflicts::conflicts_using(&store, warmed)
+        .await
+        .expect("conflicts")
+        .into_iter()
+        .map(|c| c.instance)
+        .collect();
+    assert_eq!(shown, vec!["4090".to_owned()]);
+    // What the report kept is the warm-up's: the next report, from the kept rows, agrees.
+    assert_eq!(
+        refused_of(&store).await,
+        vec![("4090".to_owned(), "released".to_owned())]
+    );
+}

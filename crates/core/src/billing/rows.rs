@@ -85,9 +85,9 @@ pub(crate) fn rules_from_row(row: &RulesRow) -> Result<BillingRules, BillingErro
 }
 
 /// Rebuild the ledger from its rows, joining each `created`/`rule_changed` to its rules.
-pub(crate) fn events_from_rows(
+pub(crate) fn events_from_rows<'a>(
     rules: &[RulesRow],
-    events: &[EventRow],
+    events: impl IntoIterator<Item = &'a EventRow>,
 ) -> Result<Vec<LedgerEvent>, BillingError> {
     let mut by_id = HashMap::with_capacity(rules.len());
     for row in rules {
@@ -100,7 +100,7 @@ pub(crate) fn events_from_rows(
             .ok_or_else(|| corrupt("rules_id", &format!("{:?}", row.rules_id)))
     };
     events
-        .iter()
+        .into_iter()
         .map(|row| {
             let kind = match row.kind.as_str() {
                 "created" => EventKind::Created(rules_of(row)?),

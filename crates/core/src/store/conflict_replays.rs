@@ -18,15 +18,15 @@ pub struct ReplayInputs {
     pub fingerprint: String,
 }
 
-/// Every instance (in `ledger::list_instances`' order) with its fingerprint. One pass over the
-/// `(instance_id, id)` indexes: the counts and last ids come from the index alone.
-pub async fn inputs(conn: &mut SqliteConnection) -> Result<Vec<ReplayInputs>, StoreError> {
-    Ok(sqlx::query_as(
-        "WITH events AS (
-             SELECT instance_id, count(*) AS n, max(id) AS last FROM ledger_events
+/// The fingerprint query, for every instance or (`chosen` filled in) some of them: one
+/// definition, so a fingerprint reads the same whichever way it was taken.
+fn inputs_sql(chosen: &str, filter: &str) -> String {
+    format!(
+        "WITH {chosen} events AS (
+             SELECT instance_id, count(*) AS n, max(id) AS last FROM ledger_events {filter}
              GROUP BY instance_id
          ), rules AS (
-             SELECT instance_id, count(*) AS n, max(id) AS last FROM billing_rules
+             SELECT instance_id, count(*) AS n, max(id) AS last FROM billing_rules {filter}
              GROUP BY instance_id
          ), resolutions AS (
              SELECT count(*) AS n, coalesce(max(rowid), 0) AS last FROM ledger_withdrawals
@@ -38,10 +38,37 @@ pub async fn inputs(conn: &mut SqliteConnection) -> Result<Vec<ReplayInputs>, St
          LEFT JOIN events e ON e.instance_id = i.id
          LEFT JOIN rules r ON r.instance_id = i.id
          CROSS JOIN resolutions w
+         {where_chosen}
          ORDER BY i.created_at, i.id",
+        where_chosen = if chosen.is_empty() {
+            ""
+        } else {
+            "WHERE i.id IN (SELECT id FROM chosen)"
+        }
     )
-    .fetch_all(conn)
-    .await?)
+}
+
+/// Every instance (in `ledger::list_instances`' order) with its fingerprint. One pass over the
+/// `(instance_id, id)` indexes: the counts and last ids come from the index alone.
+pub async fn inputs(conn: &mut SqliteConnection) -> Result<Vec<ReplayInputs>, StoreError> {
+    Ok(sqlx::query_as(&inputs_sql("", "")).fetch_all(conn).await?)
+}
+
+/// [`inputs`] for the instances with these uids only: a look at the instances a pull just
+/// wrote costs what they hold, not what the whole ledger holds.
+pub async fn inputs_of(
+    conn: &mut SqliteConnection,
+    uids: &[&str],
+) -> Result<Vec<ReplayInputs>, StoreError> {
+    let uids = serde_json::to_string(uids).map_err(|err| StoreError::Corrupt {
+        what: "instance uids",
+        value: err.to_string(),
+    })?;
+    let sql = inputs_sql(
+        "chosen AS (SELECT id FROM instances WHERE uid IN (SELECT value FROM json_each(?))),",
+        "WHERE instance_id IN (SELECT id FROM chosen)",
+    );
+    Ok(sqlx::query_as(&sql).bind(uids).fetch_all(conn).await?)
 }
 
 /// The kept reports: `(fingerprint, refused events as JSON)` by instance id.

@@ -79,9 +79,8 @@ fn refused_in(
     rules: &[ledger_repo::RulesRow],
     replayed: &[ReplayedEvent],
 ) -> Result<Vec<Conflict>, TeamError> {
-    let event_rows: Vec<ledger_repo::EventRow> =
-        replayed.iter().map(|row| row.event.clone()).collect();
-    let events = rows::events_from_rows(rules, &event_rows)?;
+    let events = rows::events_from_rows(rules, replayed.iter().map(|row| &row.event))?;
+    let event_of = |index: usize| &replayed[index].event;
     let settled = settle(events)?;
     let refused_at: Vec<usize> = settled.refused.iter().map(|(index, _)| *index).collect();
     let member_of = |index: usize| {
@@ -94,15 +93,15 @@ fn refused_in(
         .refused
         .into_iter()
         .map(|(index, err)| {
-            let row = &event_rows[index];
+            let row = event_of(index);
             let standing = (0..index)
                 .rev()
-                .find(|&i| event_rows[i].kind == row.kind && !refused_at.contains(&i))
+                .find(|&i| event_of(i).kind == row.kind && !refused_at.contains(&i))
                 .map(|i| StandingEvent {
                     event_uid: replayed[i].uid.clone(),
                     member: member_of(i),
-                    event_kind: event_rows[i].kind.clone(),
-                    at: event_rows[i].at,
+                    event_kind: event_of(i).kind.clone(),
+                    at: event_of(i).at,
                 });
             Conflict {
                 kind: "refused_event".into(),
@@ -153,14 +152,25 @@ struct Replayed {
     fresh: Replays,
 }
 
-/// Replay the instances whose fingerprint matches neither their kept report nor `known`.
-async fn replay(store: &Store, known: &Replays) -> Result<Replayed, TeamError> {
+/// Replay the instances whose fingerprint matches neither their kept report nor `known`: every
+/// instance, or only those with uids in `only`.
+async fn replay(
+    store: &Store,
+    known: &Replays,
+    only: Option<&[String]>,
+) -> Result<Replayed, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     // One snapshot: the fingerprints describe exactly the rows replayed.
     let mut snapshot = sqlx::Connection::begin(&mut *conn)
         .await
         .map_err(StoreError::from)?;
-    let instances = replays_repo::inputs(&mut snapshot).await?;
+    let instances = match only {
+        None => replays_repo::inputs(&mut snapshot).await?,
+        Some(uids) => {
+            let uids: Vec<&str> = uids.iter().map(String::as_str).collect();
+            replays_repo::inputs_of(&mut snapshot, &uids).await?
+        }
+    };
     let kept = replays_repo::kept(&mut snapshot).await?;
     let current = |i: &ReplayInputs| {
         let fingerprint = fingerprint_of(i);
@@ -171,7 +181,7 @@ async fn replay(store: &Store, known: &Replays) -> Result<Replayed, TeamError> {
     let mut fresh = Replays::new();
     if !stale.is_empty() {
         let rules = ledger_repo::all_rules(&mut snapshot).await?;
-        let replayed = if stale.len() == instances.len() {
+        let replayed = if only.is_none() && stale.len() == instances.len() {
             withdrawals::replayed_events_all(&mut snapshot).await?
         } else {
             let ids: Vec<i64> = stale.iter().map(|i| i.instance_id).collect();
@@ -204,7 +214,7 @@ async fn refused_using(store: &Store, mut known: Replays) -> Result<Vec<Conflict
         instances,
         kept,
         fresh,
-    } = replay(store, &known).await?;
+    } = replay(store, &known, None).await?;
     known.extend(fresh);
     // Only what is current now is kept (a warm-up's report of an instance changed since is not).
     let mut current = Replays::new();
@@ -267,19 +277,39 @@ async fn keep_reports(store: &Store, reports: &Replays) {
 pub struct Warmup {
     replays: std::sync::Arc<std::sync::Mutex<Replays>>,
     running: Option<tokio::task::JoinHandle<()>>,
+    /// Instances (by uid) written since the running warm-up started: the next one looks at them.
+    waiting: std::collections::BTreeSet<String>,
 }
 
 impl Warmup {
-    /// Start a warm-up over what is committed now, unless one is still running.
+    /// Start a warm-up over every instance whose report is not current, unless one is running.
     pub fn nudge(&mut self, store: &Store) {
-        if self.running.as_ref().is_some_and(|r| !r.is_finished()) {
-            return;
+        if !self.is_running() {
+            self.start(store, None);
         }
+    }
+
+    /// Note instances (by uid) just written, and start a warm-up over those noted so far unless
+    /// one is running (the next one takes them): it looks at these instances only, so a pull's
+    /// warm-ups cost what its pages brought, not the whole ledger each time.
+    pub fn nudge_instances(&mut self, store: &Store, uids: impl IntoIterator<Item = String>) {
+        self.waiting.extend(uids);
+        if !self.is_running() && !self.waiting.is_empty() {
+            let only = std::mem::take(&mut self.waiting).into_iter().collect();
+            self.start(store, Some(only));
+        }
+    }
+
+    fn is_running(&self) -> bool {
+        self.running.as_ref().is_some_and(|r| !r.is_finished())
+    }
+
+    fn start(&mut self, store: &Store, only: Option<Vec<String>>) {
         let store = store.clone();
         let replays = std::sync::Arc::clone(&self.replays);
         self.running = Some(tokio::spawn(async move {
             let known = replays.lock().map(|r| r.clone()).unwrap_or_default();
-            match replay(&store, &known).await {
+            match replay(&store, &known, only.as_deref()).await {
                 Ok(done) => {
                     if let Ok(mut replays) = replays.lock() {
                         replays.extend(done.fresh);

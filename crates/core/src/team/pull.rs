@@ -302,15 +302,16 @@ fn after(page: &Page, at: Cursors) -> (Cursors, bool) {
     (Cursors { events, records }, more)
 }
 
-/// Write one prepared page and its cursors in one local transaction.
+/// Write one prepared page and its cursors in one local transaction; the instances (by uid) it
+/// wrote events of.
 async fn apply(
     writer: &mut SqliteConnection,
-    prepared: &Prepared,
+    prepared: &mut Prepared,
     next: Cursors,
     laptop: &str,
     now: DateTime<Utc>,
     pulled: &mut Pulled,
-) -> Result<(), TeamError> {
+) -> Result<BTreeSet<String>, TeamError> {
     let page = &prepared.page;
     let brings_records = page.extras.is_some() && page.events < page.limit;
     // Every id an event or rules version refers to comes from this page's own lookups, in this
@@ -330,9 +331,10 @@ async fn apply(
     let mut tx = sqlx::Connection::begin_with(writer, "BEGIN IMMEDIATE")
         .await
         .map_err(StoreError::from)?;
-    let applied = write_page(&mut tx, prepared, now).await?;
+    let events = std::mem::take(&mut prepared.events);
+    let applied = write_page(&mut tx, prepared, events, now).await?;
     pulled.events += applied.events;
-    pulled.touched.extend(applied.touched);
+    pulled.touched.extend(applied.touched.iter().cloned());
     if let Some(extras) = page.extras.as_ref().filter(|_| brings_records) {
         let list: Vec<PulledRecord> = parse_list(&extras.records_json, "records")?;
         pulled.records += records::apply(&mut tx, &list, laptop, now).await?;
@@ -344,7 +346,7 @@ async fn apply(
     }
     repo::set_pulled_seq(&mut tx, next.events, next.records).await?;
     tx.commit().await.map_err(StoreError::from)?;
-    Ok(())
+    Ok(applied.touched)
 }
 
 /// Fetch a page and read it on a blocking thread, so the reading overlaps the writing of the
@@ -399,7 +401,7 @@ pub async fn pull(
     loop {
         let (next, more) = after(&prepared.page, at);
         if !more {
-            apply(&mut writer, &prepared, next, laptop, now, &mut pulled).await?;
+            apply(&mut writer, &mut prepared, next, laptop, now, &mut pulled).await?;
             checkpoint_later(writer);
             return Ok(pulled);
         }
@@ -414,11 +416,10 @@ pub async fn pull(
         };
         // A failure of either leaves the cursor where the last applied page ended.
         let (applied, fetched) = tokio::join!(
-            apply(&mut writer, &prepared, next, laptop, now, &mut pulled),
+            apply(&mut writer, &mut prepared, next, laptop, now, &mut pulled),
             fetch_prepared(server, who, next, limit, copied)
         );
-        applied?;
-        warmup.nudge(store);
+        warmup.nudge_instances(store, applied?);
         prepared = fetched?;
         at = next;
     }
@@ -819,6 +820,7 @@ struct Applied {
 async fn write_page(
     conn: &mut SqliteConnection,
     prepared: &Prepared,
+    events: Vec<CheckedEvent>,
     now: DateTime<Utc>,
 ) -> Result<Applied, TeamError> {
     let instances: HashMap<&str, Result<PulledInstance<'_>, String>> = prepared
@@ -848,15 +850,16 @@ async fn write_page(
         )
         .await?;
     }
-    let used: Vec<&str> = prepared
-        .events
+    let used: Vec<String> = events
         .iter()
         .map(|e| e.instance_uid.as_str())
         .collect::<HashSet<_>>()
         .into_iter()
+        .map(str::to_owned)
         .collect();
-    let mut instance_ids = repo::local_ids(conn, "instances", &used).await?;
-    let new_instances: Vec<PulledInstance<'_>> = used
+    let used_uids: Vec<&str> = used.iter().map(String::as_str).collect();
+    let mut instance_ids = repo::local_ids(conn, "instances", &used_uids).await?;
+    let new_instances: Vec<PulledInstance<'_>> = used_uids
         .iter()
         .filter(|uid| !instance_ids.contains_key(**uid))
         .filter_map(|uid| instances.get(uid)?.as_ref().ok().cloned())
@@ -882,29 +885,28 @@ async fn write_page(
         .collect();
     let rules_ids = repo::local_ids(conn, "billing_rules", &rules_uids).await?;
     // Every event's instance is readable (its row was checked with it) and now written here.
-    let mut pulled: Vec<repo::PulledEvent<'_>> = prepared
-        .events
-        .iter()
+    let pulled: Vec<repo::PulledEvent> = events
+        .into_iter()
         .filter_map(|e| {
             Some(repo::PulledEvent {
-                uid: &e.uid,
                 instance_id: *instance_ids.get(e.instance_uid.as_str())?,
-                kind: &e.kind,
-                at: &e.at,
                 rules_id: e
                     .rules_uid
                     .as_deref()
                     .and_then(|uid| rules_ids.get(uid).copied()),
-                traffic_gb: e.traffic_gb.as_deref(),
-                recorded_by: &e.recorded_by,
+                uid: e.uid,
+                kind: e.kind,
+                at: e.at,
+                traffic_gb: e.traffic_gb,
+                recorded_by: e.recorded_by,
                 origin_seq: e.origin_seq,
             })
         })
         .collect();
-    let inserted = repo::insert_pulled_events(conn, &mut pulled).await?;
+    let inserted = repo::insert_pulled_events(conn, pulled).await?;
     Ok(Applied {
         events: inserted,
-        touched: used.into_iter().map(str::to_owned).collect(),
+        touched: used.into_iter().collect(),
     })
 }
 
