@@ -58,7 +58,7 @@ pub async fn inputs(conn: &mut SqliteConnection) -> Result<Vec<ReplayInputs>, St
 /// wrote costs what they hold, not what the whole ledger holds.
 pub async fn inputs_of(
     conn: &mut SqliteConnection,
-    uids: &[&str],
+    uids: &[String],
 ) -> Result<Vec<ReplayInputs>, StoreError> {
     let uids = serde_json::to_string(uids).map_err(|err| StoreError::Corrupt {
         what: "instance uids",

@@ -469,11 +469,14 @@ pub async fn insert_pulled_events(
     conn: &mut SqliteConnection,
     mut events: Vec<PulledEvent>,
 ) -> Result<i64, StoreError> {
+    if events.is_empty() {
+        return Ok(0);
+    }
     events.sort_unstable_by(|a, b| a.uid.cmp(&b.uid));
     let total = events.len();
     let statements = total.div_ceil(PULLED_EVENTS_PER_STATEMENT);
-    let full_sql = pulled_events_sql(PULLED_EVENTS_PER_STATEMENT.min(total));
-    let last_sql = pulled_events_sql(total - (statements.max(1) - 1) * PULLED_EVENTS_PER_STATEMENT);
+    let full_sql = pulled_events_sql(PULLED_EVENTS_PER_STATEMENT);
+    let last_sql = pulled_events_sql(total - (statements - 1) * PULLED_EVENTS_PER_STATEMENT);
     let mut rows = events.into_iter();
     let mut bound = |index: usize| {
         let sql = if index + 1 == statements {
@@ -495,9 +498,6 @@ pub async fn insert_pulled_events(
         }
         query
     };
-    if statements == 0 {
-        return Ok(0);
-    }
     let mut inserted = 0u64;
     let mut running = bound(0);
     for index in 1..statements {

@@ -166,10 +166,7 @@ async fn replay(
         .map_err(StoreError::from)?;
     let instances = match only {
         None => replays_repo::inputs(&mut snapshot).await?,
-        Some(uids) => {
-            let uids: Vec<&str> = uids.iter().map(String::as_str).collect();
-            replays_repo::inputs_of(&mut snapshot, &uids).await?
-        }
+        Some(uids) => replays_repo::inputs_of(&mut snapshot, uids).await?,
     };
     let kept = replays_repo::kept(&mut snapshot).await?;
     let current = |i: &ReplayInputs| {
