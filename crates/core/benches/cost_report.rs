@@ -15,6 +15,7 @@ use leasehold_core::billing::{
     ledger, BillingRules, Currency, EventKind, Granularity, LedgerEvent, NewInstance,
     StoppedBilling,
 };
+use leasehold_core::store::ledger::{insert_event, EventRow};
 use leasehold_core::store::Store;
 use rust_decimal::Decimal;
 
@@ -222,15 +223,15 @@ fn store_report(events: &[LedgerEvent], now: DateTime<Utc>) -> Duration {
                 // Rule changes need a rules row; the store timing keeps the first rules.
                 _ => ("traffic_recorded", Some("0".to_owned())),
             };
-            sqlx::query(
-                "INSERT INTO ledger_events (instance_id, kind, at, traffic_gb) VALUES (1, ?, ?, ?)",
-            )
-            .bind(kind)
-            .bind(event.at)
-            .bind(gb)
-            .execute(&mut *tx)
-            .await
-            .expect("insert");
+            let row = EventRow {
+                id: 0,
+                instance_id: 1,
+                kind: kind.to_owned(),
+                at: event.at,
+                rules_id: None,
+                traffic_gb: gb,
+            };
+            insert_event(&mut tx, 1, &row).await.expect("insert");
         }
         tx.commit().await.expect("commit");
         let mut best = Duration::MAX;

@@ -6,6 +6,7 @@ mod team_common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use leasehold_core::billing::{ledger, PowerAction};
+use leasehold_core::store::ledger::{insert_event, EventRow};
 use leasehold_core::store::Store;
 use leasehold_core::team::conflicts;
 
@@ -22,18 +23,25 @@ async fn rented(store: &Store, name: &str) {
 
 /// An event written as a merge writes it: no rule checks it on the way in.
 async fn merged_event(store: &Store, name: &str, kind: &str, at: DateTime<Utc>) {
-    let traffic_gb = (kind == "traffic_recorded").then_some("1.5");
-    sqlx::query(
-        "INSERT INTO ledger_events (instance_id, kind, at, traffic_gb)
-         SELECT id, ?, ?, ? FROM instances WHERE name = ?",
-    )
-    .bind(kind)
-    .bind(at)
-    .bind(traffic_gb)
-    .bind(name)
-    .execute(store.pool())
-    .await
-    .expect("insert event");
+    let traffic_gb = (kind == "traffic_recorded").then(|| "1.5".to_owned());
+    let mut tx = store.write().await.expect("write");
+    let instance_id: i64 = sqlx::query_scalar("SELECT id FROM instances WHERE name = ?")
+        .bind(name)
+        .fetch_one(&mut *tx)
+        .await
+        .expect("instance");
+    let row = EventRow {
+        id: 0,
+        instance_id,
+        kind: kind.to_owned(),
+        at,
+        rules_id: None,
+        traffic_gb,
+    };
+    insert_event(&mut tx, instance_id, &row)
+        .await
+        .expect("insert event");
+    tx.commit().await.expect("commit");
 }
 
 /// Overwrite the kept report of `name` (fingerprint untouched): what a report shows after this

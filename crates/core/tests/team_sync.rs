@@ -477,3 +477,32 @@ async fn uids_minted_here_are_time_ordered() {
         assert!(uids.first() < uids.last(), "{table}: {uids:?}");
     }
 }
+
+/// Each event recorded here carries the member the laptop is linked as (none before it joins
+/// a team) and its order on this laptop, which is its own id: the team orders events recorded
+/// at the same time by them.
+#[tokio::test]
+async fn an_event_recorded_here_carries_its_member_and_its_order_on_this_laptop() {
+    let pg = TestPostgres::start();
+    let alice = laptop().await;
+    add(&alice.store, "early", "A100", "10", h(0)).await;
+    join(&alice, &pg.url(), "alice").await;
+    add(&alice.store, "late", "A100", "10", h(0)).await;
+    power(&alice.store, "late", PowerAction::Start, h(1)).await;
+    power(&alice.store, "late", PowerAction::Stop, h(2)).await;
+    let rows: Vec<(i64, String, Option<String>, Option<i64>)> = sqlx::query_as(
+        "SELECT e.id, i.name, e.recorded_by, e.origin_seq
+         FROM ledger_events e JOIN instances i ON i.id = e.instance_id ORDER BY e.id",
+    )
+    .fetch_all(alice.store.pool())
+    .await
+    .expect("events");
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for (id, name, recorded_by, origin_seq) in &rows {
+        assert_eq!(*origin_seq, Some(*id), "{rows:?}");
+        // Joining names the member on what was recorded before it.
+        assert_eq!(recorded_by.as_deref(), Some("alice"), "{name}: {rows:?}");
+    }
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}

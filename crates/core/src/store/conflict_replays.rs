@@ -18,25 +18,29 @@ pub struct ReplayInputs {
     pub fingerprint: String,
 }
 
-/// The fingerprint query, for every instance or (`chosen` filled in) some of them: one
+/// The fingerprint query, for every instance or, `chosen` filled in, those it names: one
 /// definition, so a fingerprint reads the same whichever way it was taken.
-fn inputs_sql(chosen: &str, filter: &str) -> String {
+///
+/// An instance's events are named by their last id alone. Events are only ever appended (never
+/// edited, never deleted but with their instance), and a new row's id is one past the largest
+/// in the table, so every event recorded or pulled for an instance raises its last id. That is
+/// one seek in the `(instance_id, id)` index per instance; counting the events as well read the
+/// whole index, every event of the ledger, at the end of every sync. Rules versions are few per
+/// instance, and counted as well.
+fn inputs_sql(chosen: &str) -> String {
     format!(
-        "WITH {chosen} events AS (
-             SELECT instance_id, count(*) AS n, max(id) AS last FROM ledger_events {filter}
-             GROUP BY instance_id
-         ), rules AS (
-             SELECT instance_id, count(*) AS n, max(id) AS last FROM billing_rules {filter}
-             GROUP BY instance_id
-         ), resolutions AS (
+        "WITH {chosen} resolutions AS (
              SELECT count(*) AS n, coalesce(max(rowid), 0) AS last FROM ledger_withdrawals
          )
          SELECT i.id AS instance_id, i.name, coalesce(i.uid, '') AS uid,
-                json_array(i.name, i.uid, coalesce(e.n, 0), coalesce(e.last, 0), coalesce(r.n, 0),
-                           coalesce(r.last, 0), w.n, w.last) AS fingerprint
+                json_array(i.name, i.uid,
+                           coalesce((SELECT max(e.id) FROM ledger_events e
+                                     WHERE e.instance_id = i.id), 0),
+                           (SELECT count(*) FROM billing_rules r WHERE r.instance_id = i.id),
+                           coalesce((SELECT max(r.id) FROM billing_rules r
+                                     WHERE r.instance_id = i.id), 0),
+                           w.n, w.last) AS fingerprint
          FROM instances i
-         LEFT JOIN events e ON e.instance_id = i.id
-         LEFT JOIN rules r ON r.instance_id = i.id
          CROSS JOIN resolutions w
          {where_chosen}
          ORDER BY i.created_at, i.id",
@@ -48,14 +52,13 @@ fn inputs_sql(chosen: &str, filter: &str) -> String {
     )
 }
 
-/// Every instance (in `ledger::list_instances`' order) with its fingerprint. One pass over the
-/// `(instance_id, id)` indexes: the counts and last ids come from the index alone.
+/// Every instance (in `ledger::list_instances`' order) with its fingerprint: a few index seeks
+/// per instance, whatever the number of events.
 pub async fn inputs(conn: &mut SqliteConnection) -> Result<Vec<ReplayInputs>, StoreError> {
-    Ok(sqlx::query_as(&inputs_sql("", "")).fetch_all(conn).await?)
+    Ok(sqlx::query_as(&inputs_sql("")).fetch_all(conn).await?)
 }
 
-/// [`inputs`] for the instances with these uids only: a look at the instances a pull just
-/// wrote costs what they hold, not what the whole ledger holds.
+/// [`inputs`] for the instances with these uids only.
 pub async fn inputs_of(
     conn: &mut SqliteConnection,
     uids: &[String],
@@ -66,7 +69,6 @@ pub async fn inputs_of(
     })?;
     let sql = inputs_sql(
         "chosen AS (SELECT id FROM instances WHERE uid IN (SELECT value FROM json_each(?))),",
-        "WHERE instance_id IN (SELECT id FROM chosen)",
     );
     Ok(sqlx::query_as(&sql).bind(uids).fetch_all(conn).await?)
 }

@@ -157,15 +157,23 @@ pub async fn rules_for(
     .await?)
 }
 
-/// Append one event (its `id` and `instance_id` fields are ignored).
+/// Append one event recorded on this laptop (its `id` and `instance_id` fields are ignored),
+/// with what the team needs of it: a new time-ordered uid, the member the laptop is linked as
+/// (none while unlinked; connecting fills it in), and its order on this laptop, which is its id.
+/// The id is chosen here as SQLite would (one past the largest), inside the caller's write
+/// transaction, so the order number can be written with it.
 pub async fn insert_event(
     conn: &mut SqliteConnection,
     instance_id: i64,
     row: &EventRow,
 ) -> Result<i64, StoreError> {
     let id = sqlx::query_scalar(
-        "INSERT INTO ledger_events (instance_id, kind, at, rules_id, traffic_gb)
-         VALUES (?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO ledger_events (id, instance_id, kind, at, rules_id, traffic_gb, uid,
+                                    recorded_by, origin_seq)
+         SELECT next.id, ?, ?, ?, ?, ?, (SELECT uid FROM new_uid),
+                (SELECT member FROM team_link), next.id
+         FROM (SELECT coalesce(max(id), 0) + 1 AS id FROM ledger_events) next
+         RETURNING id",
     )
     .bind(instance_id)
     .bind(&row.kind)

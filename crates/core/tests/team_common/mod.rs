@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 use leasehold_core::billing::{BillingRules, NewInstance};
 use leasehold_core::ssh::Secret;
+use leasehold_core::store::ledger::{insert_event, EventRow};
 use leasehold_core::store::Store;
 use leasehold_core::team::{self, ConnectRequest};
 use leasehold_testkit::postgres::PG_PASSWORD;
@@ -93,22 +94,21 @@ pub async fn bulk_ledger(
         .fetch_one(&mut *tx)
         .await
         .expect("rules");
-        sqlx::query(
-            "INSERT INTO ledger_events (instance_id, kind, at, rules_id) VALUES (?, 'created', ?, ?)",
-        )
-        .bind(id)
-        .bind(created)
-        .bind(rules)
-        .execute(&mut *tx)
-        .await
-        .expect("created");
+        let event = |kind: &str, at: DateTime<Utc>, rules_id: Option<i64>| EventRow {
+            id: 0,
+            instance_id: id,
+            kind: kind.to_owned(),
+            at,
+            rules_id,
+            traffic_gb: None,
+        };
+        insert_event(&mut tx, id, &event("created", created, Some(rules)))
+            .await
+            .expect("created");
         for e in 1..events_per_instance {
             let kind = if e % 2 == 1 { "started" } else { "stopped" };
-            sqlx::query("INSERT INTO ledger_events (instance_id, kind, at) VALUES (?, ?, ?)")
-                .bind(id)
-                .bind(kind)
-                .bind(created + chrono::Duration::minutes(e))
-                .execute(&mut *tx)
+            let at = created + chrono::Duration::minutes(e);
+            insert_event(&mut tx, id, &event(kind, at, None))
                 .await
                 .expect("event");
         }
