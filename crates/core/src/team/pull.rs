@@ -376,8 +376,56 @@ pub struct Pulling<'a> {
     pub now: DateTime<Utc>,
 }
 
-/// Pull everything after the cursors. While one page is written here the server already sends
-/// the next, and the conflict report's replays of the pages already written run beside both.
+/// A page read and checked, with the cursors it leaves and whether more pages follow it.
+struct Fetched {
+    prepared: Prepared,
+    next: Cursors,
+    more: bool,
+}
+
+/// Pages fetched and read ahead of the writer: one waits while another is written and a third
+/// arrives, so the writer (the slower side of a pull, and its critical path) never waits for a
+/// page the server has already sent.
+const PAGES_AHEAD: usize = 1;
+
+/// Fetch and read the pages after `at`, one after another, handing each to the writer. Stops
+/// after the last page, or as soon as the writer has stopped (its error is the pull's).
+async fn fetch_pages(
+    server: &mut Server,
+    who: Pulling<'_>,
+    mut at: Cursors,
+    pages: tokio::sync::mpsc::Sender<Fetched>,
+) -> Result<(), TeamError> {
+    let mut prepared = fetch_prepared(server, who, at, FIRST_PAGE, false).await?;
+    loop {
+        let (next, more) = after(&prepared.page, at);
+        let page = &prepared.page;
+        // After a full page the pull is long: copied pages. After one that was not full, the
+        // JSON page brings what is left and the shared records.
+        let copied = page.events >= page.limit;
+        let limit = if copied {
+            next_page(page.limit, page.head.saturating_sub(next.events))
+        } else {
+            FIRST_PAGE
+        };
+        let handed = pages
+            .send(Fetched {
+                prepared,
+                next,
+                more,
+            })
+            .await;
+        if handed.is_err() || !more {
+            return Ok(());
+        }
+        prepared = fetch_prepared(server, who, next, limit, copied).await?;
+        at = next;
+    }
+}
+
+/// Pull everything after the cursors. The server sends and this laptop reads the next pages
+/// while one is written here, and the conflict report's replays of the pages already written
+/// run beside both.
 pub async fn pull(
     store: &Store,
     server: &mut Server,
@@ -385,8 +433,7 @@ pub async fn pull(
     warmup: &mut Warmup,
 ) -> Result<Pulled, TeamError> {
     let Pulling { laptop, now, .. } = who;
-    let mut pulled = Pulled::default();
-    let mut at = {
+    let at = {
         let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
         let link = repo::link(&mut conn)
             .await?
@@ -397,32 +444,37 @@ pub async fn pull(
         }
     };
     let mut writer = page_writer(store).await?;
-    let mut prepared = fetch_prepared(server, who, at, FIRST_PAGE, false).await?;
-    loop {
-        let (next, more) = after(&prepared.page, at);
-        if !more {
-            apply(&mut writer, &mut prepared, next, laptop, now, &mut pulled).await?;
-            checkpoint_later(writer);
-            return Ok(pulled);
+    let (pages, arriving) = tokio::sync::mpsc::channel(PAGES_AHEAD);
+    let writing = async {
+        // Owned by the writing, so the fetching learns as soon as the writing stops.
+        let mut arriving = arriving;
+        let mut pulled = Pulled::default();
+        while let Some(Fetched {
+            mut prepared,
+            next,
+            more,
+        }) = arriving.recv().await
+        {
+            let touched = apply(&mut writer, &mut prepared, next, laptop, now, &mut pulled).await?;
+            if !more {
+                return Ok(Some(pulled));
+            }
+            warmup.nudge_instances(store, touched);
         }
-        let page = &prepared.page;
-        // After a full page the pull is long: copied pages. After one that was not full, the
-        // JSON page brings what is left and the shared records.
-        let copied = page.events >= page.limit;
-        let limit = if copied {
-            next_page(page.limit, page.head.saturating_sub(next.events))
-        } else {
-            FIRST_PAGE
-        };
-        // A failure of either leaves the cursor where the last applied page ended.
-        let (applied, fetched) = tokio::join!(
-            apply(&mut writer, &mut prepared, next, laptop, now, &mut pulled),
-            fetch_prepared(server, who, next, limit, copied)
-        );
-        warmup.nudge_instances(store, applied?);
-        prepared = fetched?;
-        at = next;
-    }
+        // The fetching stopped before the last page: its error says why.
+        Ok::<_, TeamError>(None)
+    };
+    // The writer goes on with the pages already read when the fetching fails, so a pull cut
+    // midway keeps every page that arrived whole. A failure of either leaves the cursor where
+    // the last applied page ended.
+    let (fetched, written) = tokio::join!(fetch_pages(server, who, at, pages), writing);
+    let written = written?;
+    fetched?;
+    let pulled = written.ok_or_else(|| TeamError::Server {
+        detail: "the pull stopped before its last page".into(),
+    })?;
+    checkpoint_later(writer);
+    Ok(pulled)
 }
 
 /// The connection a pull writes its pages on, with SQLite's automatic checkpoints off: each
