@@ -287,7 +287,7 @@ async fn a_copy_push_of_events_the_server_partly_holds_adds_only_the_new_ones() 
             .expect("start again");
     }
     let new_events = INSTANCES - 8;
-    sqlx::query("UPDATE ledger_events SET shared = 0")
+    sqlx::query("UPDATE ledger_events SET shared = 0; UPDATE team_link SET shared_through = 0")
         .execute(alice.store.pool())
         .await
         .expect("forget what was pushed");

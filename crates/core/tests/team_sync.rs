@@ -506,3 +506,38 @@ async fn an_event_recorded_here_carries_its_member_and_its_order_on_this_laptop(
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
 }
+
+/// What a push delivered stays delivered across a disconnect and a reconnect to the same team
+/// (nothing is sent again), and a different team gets the whole ledger.
+#[tokio::test]
+async fn pushed_events_stay_pushed_after_a_disconnect_and_a_new_team_gets_them_all() {
+    use_libpq_password();
+    let pg = TestPostgres::start();
+    let alice = laptop().await;
+    add(&alice.store, "gpu", "A100", "10", h(0)).await;
+    power(&alice.store, "gpu", PowerAction::Start, h(1)).await;
+    join(&alice, &pg.url(), "alice").await;
+    let first = team::sync(&alice.store, later()).await.expect("sync");
+    assert_eq!(first.pushed, 2);
+    let unflagged = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM ledger_events WHERE shared = 0")
+            .fetch_one(alice.store.pool())
+            .await
+            .expect("count")
+    };
+
+    team::disconnect(&alice.store).await.expect("disconnect");
+    assert_eq!(unflagged().await, 0, "disconnecting keeps what was pushed");
+    join(&alice, &pg.url(), "alice").await;
+    power(&alice.store, "gpu", PowerAction::Stop, h(2)).await;
+    let again = team::sync(&alice.store, later()).await.expect("sync again");
+    assert_eq!(again.pushed, 1, "only the new event travels");
+    assert_eq!(pg.psql("SELECT count(*) FROM ledger_events"), "3");
+
+    let mut other = request(&pg.url(), "alice", PG_PASSWORD);
+    other.team = "another lab".to_owned();
+    team::connect(&alice.store, other, h(3))
+        .await
+        .expect("join another team");
+    assert_eq!(unflagged().await, 3, "a new team gets the whole ledger");
+}

@@ -36,6 +36,7 @@ pub async fn link(conn: &mut SqliteConnection) -> Result<Option<LinkRow>, StoreE
 
 /// Link this database to a team (replacing any earlier link) and sign every row recorded before
 /// with `member`: from now on they are this member's rows in the team's log.
+/// Replace the link (its `shared_through` starts at 0: settle the old one first).
 pub async fn set_link(conn: &mut SqliteConnection, row: &LinkRow) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM team_link")
         .execute(&mut *conn)
@@ -68,6 +69,7 @@ pub async fn set_link(conn: &mut SqliteConnection, row: &LinkRow) -> Result<(), 
 }
 
 pub async fn delete_link(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    settle_shared(&mut *conn).await?;
     sqlx::query("DELETE FROM team_link").execute(conn).await?;
     Ok(())
 }
@@ -191,7 +193,10 @@ pub async fn pending_events(
             "WITH chunk AS MATERIALIZED (
                  SELECT id, uid, kind, at, recorded_by, origin_seq, traffic_gb, instance_id,
                         rules_id
-                 FROM ledger_events WHERE shared = 0 AND id > ?2 ORDER BY id LIMIT ?3
+                 FROM ledger_events
+                 WHERE shared = 0 AND id > max(?2, (SELECT coalesce(max(shared_through), 0)
+                                                    FROM team_link))
+                 ORDER BY id LIMIT ?3
              )
              SELECT
                  (SELECT json_group_array(json_array(
@@ -234,22 +239,40 @@ pub async fn pending_events(
     })
 }
 
+/// Events recorded here the server does not hold yet.
 pub async fn count_pending(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
-    Ok(
-        sqlx::query_scalar("SELECT count(*) FROM ledger_events WHERE shared = 0")
-            .fetch_one(conn)
-            .await?,
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM ledger_events
+         WHERE shared = 0 AND id > (SELECT coalesce(max(shared_through), 0) FROM team_link)",
     )
+    .fetch_one(conn)
+    .await?)
 }
 
 /// Mark every pending event up to local id `last_id` as held by the server: the events of one
-/// `pending_events` chunk (it takes them in id order, and new events get higher ids).
+/// `pending_events` chunk (it takes them in id order, and new events get higher ids). One
+/// number moves (`team_link.shared_through`, migration 0260); the rows are left as they are.
 pub async fn mark_shared_through(
     conn: &mut SqliteConnection,
     last_id: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE ledger_events SET shared = 1 WHERE shared = 0 AND id <= ?")
+    sqlx::query("UPDATE team_link SET shared_through = max(shared_through, ?)")
         .bind(last_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Write the link's `shared_through` into the events' own flags and set it back to 0: done
+/// before the link changes, so the flags alone say what the server holds.
+pub async fn settle_shared(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE ledger_events SET shared = 1
+         WHERE shared = 0 AND id <= (SELECT max(shared_through) FROM team_link)",
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE team_link SET shared_through = 0")
         .execute(conn)
         .await?;
     Ok(())

@@ -164,6 +164,7 @@ pub async fn connect(
             .and_then(|p| p.last_sync_at),
     };
     let mut tx = store.write().await?;
+    repo::settle_shared(&mut tx).await?;
     if !same_team {
         // A different team gets this laptop's whole ledger.
         sqlx::query("UPDATE ledger_events SET shared = 0")
