@@ -35,8 +35,8 @@ pub async fn link(conn: &mut SqliteConnection) -> Result<Option<LinkRow>, StoreE
 }
 
 /// Link this database to a team (replacing any earlier link) and sign every row recorded before
-/// with `member`: from now on they are this member's rows in the team's log.
-/// Replace the link (its `shared_through` starts at 0: settle the old one first).
+/// with `member`: from now on they are this member's rows in the team's log. The new link's
+/// `shared_through` starts at 0, so the old one must be settled first ([`settle_shared`]).
 pub async fn set_link(conn: &mut SqliteConnection, row: &LinkRow) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM team_link")
         .execute(&mut *conn)
@@ -189,13 +189,12 @@ pub async fn pending_events(
     limit: i64,
 ) -> Result<PendingChunk, StoreError> {
     let (events, instances, rules): (Option<String>, Option<String>, Option<String>) =
-        sqlx::query_as(
+        sqlx::query_as(&format!(
             "WITH chunk AS MATERIALIZED (
                  SELECT id, uid, kind, at, recorded_by, origin_seq, traffic_gb, instance_id,
                         rules_id
                  FROM ledger_events
-                 WHERE shared = 0 AND id > max(?2, (SELECT coalesce(max(shared_through), 0)
-                                                    FROM team_link))
+                 WHERE shared = 0 AND id > max(?2, {SHARED_THROUGH})
                  ORDER BY id LIMIT ?3
              )
              SELECT
@@ -217,7 +216,7 @@ pub async fn pending_events(
                       r.traffic_per_gb, r.granularity, r.wipe_after_stopped_days))
                   FROM billing_rules r
                   WHERE r.id IN (SELECT rules_id FROM chunk WHERE rules_id IS NOT NULL))",
-        )
+        ))
         .bind(member)
         .bind(after_id)
         .bind(limit)
@@ -239,12 +238,15 @@ pub async fn pending_events(
     })
 }
 
+/// The last local event id up to which the server holds every event (migration 0260), whatever
+/// the rows' own `shared` flags say; 0 without a link.
+const SHARED_THROUGH: &str = "(SELECT coalesce(max(shared_through), 0) FROM team_link)";
+
 /// Events recorded here the server does not hold yet.
 pub async fn count_pending(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT count(*) FROM ledger_events
-         WHERE shared = 0 AND id > (SELECT coalesce(max(shared_through), 0) FROM team_link)",
-    )
+    Ok(sqlx::query_scalar(&format!(
+        "SELECT count(*) FROM ledger_events WHERE shared = 0 AND id > {SHARED_THROUGH}"
+    ))
     .fetch_one(conn)
     .await?)
 }
@@ -266,10 +268,9 @@ pub async fn mark_shared_through(
 /// Write the link's `shared_through` into the events' own flags and set it back to 0: done
 /// before the link changes, so the flags alone say what the server holds.
 pub async fn settle_shared(conn: &mut SqliteConnection) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE ledger_events SET shared = 1
-         WHERE shared = 0 AND id <= (SELECT max(shared_through) FROM team_link)",
-    )
+    sqlx::query(&format!(
+        "UPDATE ledger_events SET shared = 1 WHERE shared = 0 AND id <= {SHARED_THROUGH}"
+    ))
     .execute(&mut *conn)
     .await?;
     sqlx::query("UPDATE team_link SET shared_through = 0")

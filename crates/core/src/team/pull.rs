@@ -457,22 +457,21 @@ pub async fn pull(
         {
             let touched = apply(&mut writer, &mut prepared, next, laptop, now, &mut pulled).await?;
             if !more {
-                return Ok(Some(pulled));
+                return Ok(pulled);
             }
             warmup.nudge_instances(store, touched);
         }
-        // The fetching stopped before the last page: its error says why.
-        Ok::<_, TeamError>(None)
+        // Only a failed fetching stops before the last page, and its error is the one returned.
+        Err(TeamError::Server {
+            detail: "the pull stopped before its last page".into(),
+        })
     };
     // The writer goes on with the pages already read when the fetching fails, so a pull cut
     // midway keeps every page that arrived whole. A failure of either leaves the cursor where
     // the last applied page ended.
     let (fetched, written) = tokio::join!(fetch_pages(server, who, at, pages), writing);
-    let written = written?;
     fetched?;
-    let pulled = written.ok_or_else(|| TeamError::Server {
-        detail: "the pull stopped before its last page".into(),
-    })?;
+    let pulled = written?;
     checkpoint_later(writer);
     Ok(pulled)
 }
