@@ -1,5 +1,6 @@
 //! The desktop shell: window, state and thin commands. Every decision lives in leasehold-core.
 
+mod accounts_watch;
 mod commands;
 mod jobs_watch;
 mod logging;
@@ -105,6 +106,15 @@ app_commands![
     stop::stop_plan,
     stop::stop_save_api_key,
     stop::stop_now,
+    account::account_list,
+    account::account_add,
+    account::account_remove,
+    account::account_sync,
+    account::account_link,
+    account::account_power,
+    account::account_acknowledge,
+    account::account_reconcile,
+    account::account_apply_rule,
     team::team_link,
     team::team_connect,
     team::team_sync,

@@ -58,6 +58,8 @@ pub struct TrayLabels {
     pub job_cancelled: String,
     /// "{job} on {instance} is lost" pattern (the instance restarted, or its folder is gone).
     pub job_lost: String,
+    /// "New instance on your {provider} account: {name}" pattern (see `accounts_watch`).
+    pub account_new_instance: String,
 }
 
 impl Default for TrayLabels {
@@ -74,6 +76,7 @@ impl Default for TrayLabels {
             job_lost:
                 "{job} on {instance} is lost: the instance restarted or its job folder is gone"
                     .into(),
+            account_new_instance: "New instance on your {provider} account: {name}".into(),
         }
     }
 }

@@ -123,6 +123,7 @@ impl Startup {
         self.background_sampler.call_once(|| {
             crate::commands::monitor::spawn_background_sampler(app.clone());
             crate::jobs_watch::start(app.clone());
+            crate::accounts_watch::start(app.clone());
         });
         let mut status = self.lock();
         status.failure = None;

@@ -17,6 +17,7 @@ macro_rules! esay {
     };
 }
 
+mod account;
 mod backup;
 mod cost;
 mod estimate;
@@ -162,6 +163,9 @@ enum Command {
     Watchdog(watchdog::WatchdogCommand),
     /// Power a recorded instance off now; records `stopped` once confirmed.
     Stop(Box<stop::StopArgs>),
+    /// Provider accounts: every instance the provider bills, its power, and its bill.
+    #[command(subcommand)]
+    Account(account::AccountCommand),
     /// Share the ledger with a team through PostgreSQL (connect, sync, status, disconnect).
     #[command(subcommand)]
     Team(team::TeamCommand),
@@ -230,6 +234,7 @@ fn main() -> ExitCode {
         Command::Watchdog(command) => watchdog::run(command),
         Command::Stop(args) => stop::run(&cli.db_path(), args),
         Command::Team(command) => team::run(&cli.db_path(), command),
+        Command::Account(command) => account::run(&cli.db_path(), command),
         Command::Backup(command) => backup::run(&cli.db_path(), command),
         Command::ReleaseCheck(args) => release::check(&cli.db_path(), args),
         Command::Release(args) => release::release(&cli.db_path(), args),

@@ -3,6 +3,7 @@
 //! The desktop shell (`src-tauri`) and the CLI (`crates/cli`) are thin adapters over the
 //! functions here, so both behave the same and both are tested through the same code.
 
+pub mod account;
 pub mod backup;
 pub mod billing;
 pub mod catalog;

@@ -4,6 +4,7 @@
 // Tauri hands `State` (and deserialized arguments) to a command by value; that is its API.
 #![allow(clippy::needless_pass_by_value)]
 
+pub mod account;
 pub mod app;
 pub mod backup;
 pub mod billing;

@@ -121,17 +121,29 @@ pub async fn add_instance(
     new: &NewInstance,
     at: DateTime<Utc>,
 ) -> Result<InstanceSummary, BillingError> {
+    let mut tx = store.write().await?;
+    let summary = add_instance_in(&mut tx, new, at).await?;
+    tx.commit().await.map_err(crate::store::StoreError::from)?;
+    Ok(summary)
+}
+
+/// [`add_instance`] inside the caller's transaction (a provider sync records many changes at
+/// once, all or nothing); the caller commits.
+pub(crate) async fn add_instance_in(
+    tx: &mut SqliteConnection,
+    new: &NewInstance,
+    at: DateTime<Utc>,
+) -> Result<InstanceSummary, BillingError> {
     let currency = new.validate()?;
     let provider = ProviderKey::parse(&new.provider)?;
-    let mut tx = store.write().await?;
-    if repo::find_instance(&mut tx, &new.name).await?.is_some() {
+    if repo::find_instance(&mut *tx, &new.name).await?.is_some() {
         return Err(BillingError::DuplicateName {
             name: new.name.clone(),
         });
     }
     let planned_hours = new.planned_hours.map(|h| h.normalize().to_string());
     let id = repo::insert_instance(
-        &mut tx,
+        &mut *tx,
         &NewInstanceRow {
             name: &new.name,
             provider: provider.as_str(),
@@ -144,17 +156,15 @@ pub async fn add_instance(
         },
     )
     .await?;
-    let rules_id = repo::insert_rules(&mut tx, id, &rows::rules_to_row(&new.rules, at)).await?;
+    let rules_id = repo::insert_rules(&mut *tx, id, &rows::rules_to_row(&new.rules, at)).await?;
     let created = LedgerEvent::new(at, EventKind::Created(Box::new(new.rules.clone())));
-    repo::insert_event(&mut tx, id, &rows::event_to_row(&created, Some(rules_id))).await?;
+    repo::insert_event(&mut *tx, id, &rows::event_to_row(&created, Some(rules_id))).await?;
     if let Some(budget) = new.budget {
-        repo::set_budget(&mut tx, id, Some(&budget.normalize().to_string())).await?;
+        repo::set_budget(&mut *tx, id, Some(&budget.normalize().to_string())).await?;
     }
-    let loaded = load(&mut tx, &new.name).await?;
+    let loaded = load(&mut *tx, &new.name).await?;
     // Cost it before committing: a rental whose bill cannot be computed is not recorded.
-    let summary = loaded.summary(&loaded.costing(at)?, at)?;
-    tx.commit().await.map_err(crate::store::StoreError::from)?;
-    Ok(summary)
+    loaded.summary(&loaded.costing(at)?, at)
 }
 
 /// Check `event` against the stored ledger and append it; nothing is written when it is refused.
@@ -164,20 +174,31 @@ async fn append(
     event: LedgerEvent,
 ) -> Result<InstanceSummary, BillingError> {
     let mut tx = store.write().await?;
-    let mut loaded = load(&mut tx, name).await?;
+    let summary = append_in(&mut tx, name, event).await?;
+    tx.commit().await.map_err(crate::store::StoreError::from)?;
+    Ok(summary)
+}
+
+/// [`append`] inside the caller's transaction; the caller commits.
+pub(crate) async fn append_in(
+    tx: &mut SqliteConnection,
+    name: &str,
+    event: LedgerEvent,
+) -> Result<InstanceSummary, BillingError> {
+    let mut loaded = load(&mut *tx, name).await?;
     {
         let mut replay = Replay::of(&loaded.events)?;
         replay.apply(&event)?;
     }
     let rules_id = match &event.kind {
         EventKind::RuleChanged(rules) => Some(
-            repo::insert_rules(&mut tx, loaded.row.id, &rows::rules_to_row(rules, event.at))
+            repo::insert_rules(&mut *tx, loaded.row.id, &rows::rules_to_row(rules, event.at))
                 .await?,
         ),
         _ => None,
     };
     repo::insert_event(
-        &mut tx,
+        &mut *tx,
         loaded.row.id,
         &rows::event_to_row(&event, rules_id),
     )
@@ -185,9 +206,7 @@ async fn append(
     let at = event.at;
     loaded.events.push(event);
     // Cost it before committing: an event whose bill cannot be computed is not recorded.
-    let summary = loaded.summary(&loaded.costing(at)?, at)?;
-    tx.commit().await.map_err(crate::store::StoreError::from)?;
-    Ok(summary)
+    loaded.summary(&loaded.costing(at)?, at)
 }
 
 /// Record a start, stop, no-GPU power-on or release at `at`. Returns the summary at `at`.

@@ -1,61 +1,32 @@
-//! Stopping an instance through its provider's documented API:
-//! - RunPod: `POST {base}/pods/{podId}/stop`, `Authorization: Bearer KEY`
-//!   (https://docs.runpod.io/api-reference/pods/POST/pods/podId/stop); a 2xx answer means the
-//!   request was taken. `GET {base}/pods/{podId}` then tells the pod's `desiredStatus`
-//!   (`RUNNING`, `EXITED`, `TERMINATED`).
-//! - Vast.ai: `PUT {base}/api/v0/instances/{id}/` with `{"state": "stopped"}`, `Authorization:
-//!   Bearer KEY` (https://docs.vast.ai/api-reference/instances/manage-instance); the answer
-//!   `{"success": true}` means the request was taken. `GET {base}/api/v0/instances/{id}/` then
+//! Stopping an instance through its provider's documented API, by the same clients provider
+//! accounts use (`crate::account`):
+//! - RunPod REST v2 (v1 was retired): `POST {base}/v2/pods/{id}/action` with
+//!   `{"action": "stop"}`, `Authorization: Bearer KEY`; `GET {base}/v2/pods/{id}` then tells the
+//!   pod's `status` (`RUNNING`, `EXITED`, `TERMINATED`).
+//! - Vast.ai: `PUT {base}/api/v0/instances/{id}/` with `{"state": "stopped"}`; the answer
+//!   `{"success": true}` means the request was taken, and `GET {base}/api/v0/instances/{id}/`
 //!   tells the container's `actual_status` (`stopped`: no GPU charges any more).
 //!
 //! An accepted request is not a stopped meter, so [`super::over_api`] asks [`power_state`] until
 //! the provider says the instance is down.
 //!
-//! The base URLs are parameters so tests talk to a local stand-in; the key comes from the OS
-//! keychain (or the CLI's `--api-key-env`) and is never logged or put in an error.
+//! The base URLs (scheme, host and port) are parameters so tests talk to a local stand-in; the
+//! key comes from the OS keychain (or the CLI's `--api-key-env`) and is never logged or put in an
+//! error.
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
+use crate::account::http::Api;
+use crate::account::{AccountError, Backoff, PowerVerb, Provider, RemoteState};
 use crate::billing::StopApi;
 use crate::ssh::{forget_secret, store_secret, stored_secret, Secret};
 
 use super::StopError;
 
-/// Where each provider's API lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiEndpoints {
-    /// RunPod's REST API, up to and including `/v1`.
-    pub runpod: String,
-    /// Vast.ai's console, without `/api/v0`.
-    pub vast: String,
-}
-
-impl Default for ApiEndpoints {
-    fn default() -> Self {
-        Self {
-            runpod: "https://rest.runpod.io/v1".to_owned(),
-            vast: "https://console.vast.ai".to_owned(),
-        }
-    }
-}
-
-impl ApiEndpoints {
-    /// The defaults, or `LEASEHOLD_RUNPOD_API_URL` / `LEASEHOLD_VAST_API_URL` where set (a
-    /// proxy, or a test's stand-in).
-    pub fn from_env() -> Self {
-        let defaults = Self::default();
-        let read = |var: &str, default: String| {
-            std::env::var(var)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .unwrap_or(default)
-        };
-        Self {
-            runpod: read("LEASEHOLD_RUNPOD_API_URL", defaults.runpod),
-            vast: read("LEASEHOLD_VAST_API_URL", defaults.vast),
-        }
-    }
-}
+/// Where each provider's API lives: the provider accounts' endpoints.
+pub type ApiEndpoints = crate::account::Endpoints;
 
 /// The keychain entry of a provider's API key.
 fn key_account(api: StopApi) -> String {
@@ -98,8 +69,6 @@ pub fn check_provider_id(api: StopApi, id: &str) -> Result<String, StopError> {
     }
 }
 
-const API_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// What the provider says of the instance's power.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PowerState {
@@ -109,40 +78,67 @@ pub enum PowerState {
     NotYet(String),
 }
 
-/// The provider's word for the pod's power, from the JSON it answered.
-pub fn read_power_state(api: StopApi, answer: &serde_json::Value) -> PowerState {
-    let word = match api {
-        // The REST API's field; the newer API calls it `status`.
-        StopApi::Runpod => answer.get("desiredStatus").or_else(|| answer.get("status")),
-        // `show instance` wraps the instance in `instances`.
-        StopApi::Vast => answer
-            .get("instances")
-            .unwrap_or(answer)
-            .get("actual_status"),
-    }
-    .and_then(serde_json::Value::as_str)
-    .unwrap_or("")
-    .trim()
-    .to_owned();
-    let stopped = match api {
-        StopApi::Runpod => matches!(word.to_ascii_uppercase().as_str(), "EXITED" | "TERMINATED"),
-        StopApi::Vast => word.eq_ignore_ascii_case("stopped"),
-    };
-    if stopped {
-        PowerState::Stopped
-    } else {
-        PowerState::NotYet(word.chars().take(40).collect())
+fn provider_of(api: StopApi) -> Provider {
+    match api {
+        StopApi::Runpod => Provider::Runpod,
+        StopApi::Vast => Provider::Vast,
     }
 }
 
-fn client(api: StopApi) -> Result<reqwest::Client, StopError> {
-    reqwest::Client::builder()
-        .timeout(API_TIMEOUT)
-        .build()
-        .map_err(|err| StopError::ApiUnreachable {
-            api: api.as_str(),
-            detail: err.to_string(),
-        })
+/// The provider's word for the instance's power, from the JSON it answered.
+pub fn read_power_state(api: StopApi, answer: &serde_json::Value, now: DateTime<Utc>) -> PowerState {
+    let parsed = match api {
+        StopApi::Runpod => crate::account::runpod::parse_pod(answer, now),
+        // `show instance` wraps the instance in `instances`.
+        StopApi::Vast => {
+            crate::account::vast::parse_instance(answer.get("instances").unwrap_or(answer), now)
+        }
+    };
+    match parsed {
+        Ok(remote) if matches!(remote.state, RemoteState::Stopped | RemoteState::Gone) => {
+            PowerState::Stopped
+        }
+        Ok(remote) => PowerState::NotYet(remote.provider_word),
+        Err(_) => PowerState::NotYet(String::new()),
+    }
+}
+
+fn stop_error(api: StopApi, id: &str, err: AccountError) -> StopError {
+    let name = api.as_str();
+    match err {
+        AccountError::KeyRefused { .. } => StopError::BadApiKey {
+            api: name,
+            status: 401,
+        },
+        AccountError::UnknownRemote { .. } => StopError::UnknownProviderId {
+            api: name,
+            id: id.to_owned(),
+        },
+        AccountError::Refused { status, detail, .. } => StopError::ApiRefused {
+            api: name,
+            status,
+            detail,
+        },
+        AccountError::ActionNotAllowed { detail, .. } => StopError::ApiRefused {
+            api: name,
+            status: 409,
+            detail,
+        },
+        other => StopError::ApiUnreachable {
+            api: name,
+            detail: other.to_string(),
+        },
+    }
+}
+
+fn client(endpoints: &ApiEndpoints, api: StopApi, key: &Secret) -> Result<Api, StopError> {
+    // One try per look: the confirmation loop itself asks again.
+    let once = Backoff {
+        first: Duration::from_secs(1),
+        attempts: 1,
+    };
+    crate::account::client::api(provider_of(api), endpoints, key.clone(), once)
+        .map_err(|err| stop_error(api, "", err))
 }
 
 /// Ask the provider whether instance `id` is powered off.
@@ -151,49 +147,20 @@ pub async fn power_state(
     api: StopApi,
     id: &str,
     key: &Secret,
+    now: DateTime<Utc>,
 ) -> Result<PowerState, StopError> {
     let id = check_provider_id(api, id)?;
-    let name = api.as_str();
-    let url = match api {
-        StopApi::Runpod => format!("{}/pods/{id}", endpoints.runpod.trim_end_matches('/')),
-        StopApi::Vast => format!(
-            "{}/api/v0/instances/{id}/",
-            endpoints.vast.trim_end_matches('/')
-        ),
-    };
-    let response = client(api)?
-        .get(url)
-        .bearer_auth(key.expose())
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|err| StopError::ApiUnreachable {
-            api: name,
-            detail: err.without_url().to_string(),
-        })?;
-    let status = response.status().as_u16();
-    match status {
-        200..=299 => {
-            let answer: serde_json::Value =
-                response
-                    .json()
-                    .await
-                    .map_err(|err| StopError::ApiUnreachable {
-                        api: name,
-                        detail: err.without_url().to_string(),
-                    })?;
-            Ok(read_power_state(api, &answer))
-        }
-        401 | 403 => Err(StopError::BadApiKey { api: name, status }),
-        404 => Err(StopError::UnknownProviderId { api: name, id }),
-        _ => Err(StopError::ApiUnreachable {
-            api: name,
-            detail: format!("HTTP {status}"),
-        }),
+    let client = client(endpoints, api, key)?;
+    match crate::account::client::one(&client, &id, now).await {
+        Ok(Some(remote)) if remote.state == RemoteState::Stopped => Ok(PowerState::Stopped),
+        Ok(Some(remote)) => Ok(PowerState::NotYet(remote.provider_word)),
+        // Terminated or destroyed: no GPU bills any more.
+        Ok(None) => Ok(PowerState::Stopped),
+        Err(err) => Err(stop_error(api, &id, err)),
     }
 }
 
-/// Ask the provider to stop instance `id`; `Ok` only when it says it did.
+/// Ask the provider to stop instance `id`; `Ok` only when it says it took the request.
 pub async fn stop(
     endpoints: &ApiEndpoints,
     api: StopApi,
@@ -201,101 +168,37 @@ pub async fn stop(
     key: &Secret,
 ) -> Result<(), StopError> {
     let id = check_provider_id(api, id)?;
-    let name = api.as_str();
-    let client = client(api)?;
-    let request = match api {
-        StopApi::Runpod => client.post(format!(
-            "{}/pods/{id}/stop",
-            endpoints.runpod.trim_end_matches('/')
-        )),
-        StopApi::Vast => client
-            .put(format!(
-                "{}/api/v0/instances/{id}/",
-                endpoints.vast.trim_end_matches('/')
-            ))
-            .json(&serde_json::json!({ "state": "stopped" })),
-    };
-    let response = request
-        .bearer_auth(key.expose())
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
+    let client = client(endpoints, api, key)?;
+    crate::account::client::power(&client, &id, PowerVerb::Off)
         .await
-        .map_err(|err| StopError::ApiUnreachable {
-            api: name,
-            // reqwest's text names the URL, never the Authorization header.
-            detail: err.without_url().to_string(),
-        })?;
-    let status = response.status().as_u16();
-    let body: String = response
-        .text()
-        .await
-        .unwrap_or_default()
-        .chars()
-        .take(300)
-        .collect();
-    match status {
-        200..=299 => match api {
-            StopApi::Runpod => Ok(()),
-            StopApi::Vast => {
-                let said_yes = serde_json::from_str::<serde_json::Value>(&body)
-                    .ok()
-                    .and_then(|v| v.get("success").and_then(serde_json::Value::as_bool))
-                    == Some(true);
-                if said_yes {
-                    Ok(())
-                } else {
-                    Err(StopError::ApiRefused {
-                        api: name,
-                        status,
-                        detail: body,
-                    })
-                }
-            }
-        },
-        401 | 403 => Err(StopError::BadApiKey { api: name, status }),
-        404 => Err(StopError::UnknownProviderId { api: name, id }),
-        _ => Err(StopError::ApiRefused {
-            api: name,
-            status,
-            detail: body,
-        }),
-    }
+        .map_err(|err| stop_error(api, &id, err))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::TimeZone;
     use serde_json::json;
 
     #[test]
     fn each_providers_word_for_powered_off() {
-        let runpod = |v| read_power_state(StopApi::Runpod, &v);
+        let now = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
+        let runpod = |v| read_power_state(StopApi::Runpod, &v, now);
+        assert_eq!(runpod(json!({"id": "p1", "status": "EXITED"})), PowerState::Stopped);
+        assert_eq!(runpod(json!({"id": "p1", "status": "TERMINATED"})), PowerState::Stopped);
         assert_eq!(
-            runpod(json!({"desiredStatus": "EXITED"})),
-            PowerState::Stopped
-        );
-        assert_eq!(
-            runpod(json!({"desiredStatus": "TERMINATED"})),
-            PowerState::Stopped
-        );
-        assert_eq!(runpod(json!({"status": "EXITED"})), PowerState::Stopped);
-        assert_eq!(
-            runpod(json!({"desiredStatus": "RUNNING"})),
+            runpod(json!({"id": "p1", "status": "RUNNING"})),
             PowerState::NotYet("RUNNING".into())
         );
-        let vast = |v| read_power_state(StopApi::Vast, &v);
+        let vast = |v| read_power_state(StopApi::Vast, &v, now);
         assert_eq!(
-            vast(json!({"instances": {"actual_status": "stopped"}})),
+            vast(json!({"instances": {"id": 4, "actual_status": "stopped"}})),
             PowerState::Stopped
         );
         assert_eq!(
-            vast(json!({"instances": {"actual_status": "running", "intended_status": "stopped"}})),
+            vast(json!({"instances": {"id": 4, "actual_status": "running", "intended_status": "stopped"}})),
             PowerState::NotYet("running".into()),
             "asked to stop is not stopped"
-        );
-        assert_eq!(
-            vast(json!({"actual_status": null})),
-            PowerState::NotYet(String::new())
         );
         assert_eq!(vast(json!([1, 2])), PowerState::NotYet(String::new()));
     }

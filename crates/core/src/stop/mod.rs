@@ -293,7 +293,7 @@ pub async fn over_api(
         .ok_or(StopError::NoApiKey { api: api.as_str() })?;
     let started = Instant::now();
     api::stop(endpoints, api, &id, &key).await?;
-    confirm_stopped_by_api(endpoints, api, &id, &key, wait, started).await?;
+    confirm_stopped_by_api(endpoints, api, &id, &key, wait, started, clock).await?;
     let stopped_at = clock.now();
     ledger::record(store, name, PowerAction::Stop, stopped_at).await?;
     Ok(StopReport {
@@ -315,9 +315,10 @@ async fn confirm_stopped_by_api(
     key: &Secret,
     wait: StopWait,
     started: Instant,
+    clock: &dyn Clock,
 ) -> Result<(), StopError> {
     loop {
-        let last = match api::power_state(endpoints, api, id, key).await {
+        let last = match api::power_state(endpoints, api, id, key, clock.now()).await {
             Ok(api::PowerState::Stopped) => return Ok(()),
             Ok(api::PowerState::NotYet(word)) => word,
             Err(err @ (StopError::BadApiKey { .. } | StopError::UnknownProviderId { .. })) => {

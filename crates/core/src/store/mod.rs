@@ -13,6 +13,7 @@
 //! failure to open means and offers the ways out (a read-only copy, a fresh start that keeps the
 //! old file).
 
+pub mod accounts;
 pub mod backups;
 pub mod bulk;
 pub mod conflict_replays;

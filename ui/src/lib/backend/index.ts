@@ -10,6 +10,7 @@ import type { Recommendation } from '../bindings/Recommendation'
 import { call } from './ipc'
 
 export { BackendError, fieldOf, toApiError, UNEXPECTED_CODE } from './ipc'
+export * from './account'
 export * from './backup'
 export * from './billing'
 export * from './connect'

@@ -1,0 +1,388 @@
+//! `leasehold account add|list|remove|sync|power|reconcile`: provider accounts — the provider's
+//! own view of every instance it bills, next to the ledger.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use leasehold_core::account::{
+    self, power, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb,
+};
+use leasehold_core::stop::StopWait;
+use leasehold_core::store::Store;
+use leasehold_core::Clock;
+use serde_json::json;
+
+use crate::ledger::CLOCK;
+use crate::output;
+use crate::ssh::runtime;
+
+#[derive(clap::Subcommand)]
+pub enum AccountCommand {
+    /// Add a provider account; one read-only call checks the key before it is kept.
+    Add {
+        /// runpod, vast, lambda or autodl.
+        provider: String,
+        /// Your name for this account (several per provider).
+        #[arg(long, default_value = account::DEFAULT_LABEL)]
+        label: String,
+        /// The environment variable holding the API key (kept in the OS keychain after).
+        #[arg(long, value_name = "VAR")]
+        api_key_env: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the accounts and their last sync.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an account and its key (its instances stay in the ledger).
+    Remove {
+        /// PROVIDER[:LABEL]
+        account: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read every instance the provider bills and bring the ledger in line.
+    Sync {
+        /// PROVIDER[:LABEL]; every account when absent.
+        account: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Power an instance on or off, or release it, through its provider's API.
+    Power {
+        name: String,
+        /// on, off or release.
+        action: String,
+        /// Seconds to wait for the provider to confirm.
+        #[arg(long, value_name = "SECONDS", default_value_t = 180)]
+        wait: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The ledger's cost per day beside what the provider charged.
+    Reconcile {
+        /// A linked instance.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        name: Option<String>,
+        /// Every linked instance.
+        #[arg(long)]
+        all: bool,
+        /// First day (YYYY-MM-DD, UTC); default 7 days ago.
+        #[arg(long, value_name = "DATE")]
+        from: Option<String>,
+        /// Last day (YYYY-MM-DD, UTC); default today.
+        #[arg(long, value_name = "DATE")]
+        to: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_date(text: &str) -> Result<NaiveDate, AccountError> {
+    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
+        .map_err(|_| AccountError::BadDate(text.chars().take(40).collect()))
+}
+
+pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
+    // Every input check comes before the store is opened: bad input leaves no trace.
+    match command {
+        AccountCommand::Add {
+            provider,
+            label,
+            api_key_env,
+            json,
+        } => {
+            let account = match account::Provider::parse(provider)
+                .and_then(|p| Ok((p, account::check_label(label)?)))
+            {
+                Ok((provider, label)) => AccountRef { provider, label },
+                Err(err) => return output::fail(&err),
+            };
+            let key = match account::key_from_env(api_key_env) {
+                Ok(key) => key,
+                Err(err) => return output::fail(&err),
+            };
+            with_store(db, |store| async move {
+                match account::add(
+                    &store,
+                    &account,
+                    &key,
+                    Some(api_key_env),
+                    &Endpoints::from_env(),
+                    CLOCK.now(),
+                )
+                .await
+                {
+                    Ok(report) if *json => output::print_json(&report),
+                    Ok(report) => {
+                        say!(
+                            "added {} account {:?}; {}",
+                            report.account.provider.display(),
+                            report.account.label,
+                            if report.key_in_keychain {
+                                "the key is in the OS keychain".to_owned()
+                            } else {
+                                format!("no keychain here: the key is read from ${api_key_env} at each sync")
+                            }
+                        );
+                        ExitCode::SUCCESS
+                    }
+                    Err(err) => output::fail(&err),
+                }
+            })
+        }
+        AccountCommand::List { json } => with_store(db, |store| async move {
+            match account::list(&store).await {
+                Ok(accounts) if *json => output::print_json(&json!({ "accounts": accounts })),
+                Ok(accounts) => {
+                    if accounts.is_empty() {
+                        say!("no provider accounts; add one with `leasehold account add PROVIDER --api-key-env VAR`");
+                    }
+                    for a in accounts {
+                        say!(
+                            "{}:{}  {} instances  last sync {}{}",
+                            a.provider.as_str(),
+                            a.label,
+                            a.instances,
+                            a.last_sync_at
+                                .map_or_else(|| "never".to_owned(), |t| t.to_rfc3339()),
+                            a.last_error
+                                .map(|e| format!("  (failed: {e})"))
+                                .unwrap_or_default()
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(err) => output::fail(&err),
+            }
+        }),
+        AccountCommand::Remove { account, json } => {
+            let account = match AccountRef::parse(account) {
+                Ok(account) => account,
+                Err(err) => return output::fail(&err),
+            };
+            with_store(db, |store| async move {
+                match account::remove(&store, &account).await {
+                    Ok(()) if *json => output::print_json(&json!({
+                        "removed": {"provider": account.provider, "label": account.label}
+                    })),
+                    Ok(()) => {
+                        say!("removed {}:{} and its key", account.provider.as_str(), account.label);
+                        ExitCode::SUCCESS
+                    }
+                    Err(err) => output::fail(&err),
+                }
+            })
+        }
+        AccountCommand::Sync { account, json } => {
+            let only = match account.as_deref().map(AccountRef::parse).transpose() {
+                Ok(only) => only,
+                Err(err) => return output::fail(&err),
+            };
+            with_store(db, |store| async move { run_sync(&store, only.as_ref(), *json).await })
+        }
+        AccountCommand::Power {
+            name,
+            action,
+            wait,
+            json,
+        } => {
+            let Some(verb) = PowerVerb::parse(action.trim()) else {
+                return output::bad_input(format!(
+                    "{action:?} is not a power action; use on, off or release"
+                ));
+            };
+            with_store(db, |store| async move {
+                let wait = StopWait {
+                    limit: Duration::from_secs((*wait).max(1)),
+                    every: Duration::from_secs(2),
+                };
+                match power::power(
+                    &store,
+                    name,
+                    verb,
+                    &Endpoints::from_env(),
+                    Backoff::default(),
+                    wait,
+                    &CLOCK,
+                )
+                .await
+                {
+                    Ok(report) if *json => output::print_json(&report),
+                    Ok(report) => {
+                        say!(
+                            "{}: {} confirmed by {} after {} s{}",
+                            report.instance,
+                            verb_words(verb),
+                            report.provider.display(),
+                            report.waited_seconds,
+                            report.recorded_at.map_or_else(
+                                || "; the ledger already said so".to_owned(),
+                                |t| format!("; recorded at {}", t.to_rfc3339())
+                            )
+                        );
+                        ExitCode::SUCCESS
+                    }
+                    Err(err) => output::fail(&err),
+                }
+            })
+        }
+        AccountCommand::Reconcile {
+            name,
+            all: _,
+            from,
+            to,
+            json,
+        } => {
+            let today = CLOCK.now().date_naive();
+            let range = (|| -> Result<(NaiveDate, NaiveDate), AccountError> {
+                let to = to.as_deref().map(parse_date).transpose()?.unwrap_or(today);
+                let from = from
+                    .as_deref()
+                    .map(parse_date)
+                    .transpose()?
+                    .unwrap_or(to - chrono::Duration::days(7));
+                if to < from {
+                    return Err(AccountError::BadRange {
+                        from: from.to_string(),
+                        to: to.to_string(),
+                    });
+                }
+                Ok((from, to))
+            })();
+            let (from, to) = match range {
+                Ok(range) => range,
+                Err(err) => return output::fail(&err),
+            };
+            with_store(db, |store| async move {
+                match reconcile::reconcile(
+                    &store,
+                    name.as_deref(),
+                    from,
+                    to,
+                    &Endpoints::from_env(),
+                    Backoff::default(),
+                    CLOCK.now(),
+                )
+                .await
+                {
+                    Ok(rows) if *json => output::print_json(&json!({ "rows": rows })),
+                    Ok(rows) => {
+                        for r in rows {
+                            say!(
+                                "{}  {}  ledger {} {}  provider {}  difference {}  {}",
+                                r.day,
+                                r.instance,
+                                r.ledger,
+                                r.currency,
+                                r.provider.map_or_else(|| "—".to_owned(), |p| p.to_string()),
+                                r.difference.map_or_else(|| "—".to_owned(), |d| d.to_string()),
+                                r.reason
+                            );
+                        }
+                        ExitCode::SUCCESS
+                    }
+                    Err(err) => output::fail(&err),
+                }
+            })
+        }
+    }
+}
+
+fn verb_words(verb: PowerVerb) -> &'static str {
+    match verb {
+        PowerVerb::On => "power-on",
+        PowerVerb::Off => "power-off",
+        PowerVerb::Release => "release",
+    }
+}
+
+async fn run_sync(store: &Store, only: Option<&AccountRef>, json: bool) -> ExitCode {
+    let results = match sync::sync_all(
+        store,
+        only,
+        &Endpoints::from_env(),
+        Backoff::default(),
+        CLOCK.now(),
+    )
+    .await
+    {
+        Ok(results) => results,
+        Err(err) => return output::fail(&err),
+    };
+    let mut failed = false;
+    let mut accounts = Vec::new();
+    for result in results {
+        match result {
+            Ok(report) => {
+                if !json {
+                    say!(
+                        "{}:{}  imported {}  events {}  unchanged {}",
+                        report.provider.as_str(),
+                        report.label,
+                        report.imported.len(),
+                        report.events.len(),
+                        report.unchanged
+                    );
+                    for name in &report.imported {
+                        say!("  new: {name}");
+                    }
+                    for e in &report.events {
+                        say!("  {} {} at {}", e.instance, e.kind, e.at.to_rfc3339());
+                    }
+                    for w in &report.warnings {
+                        say!("  warning: {w}");
+                    }
+                }
+                accounts.push(serde_json::to_value(&report).unwrap_or_default());
+            }
+            Err((account, err)) => {
+                failed = true;
+                esay!(
+                    "error: {}:{}: {err} [{}]",
+                    account.provider.as_str(),
+                    account.label,
+                    leasehold_core::Coded::code(&err)
+                );
+                accounts.push(json!({
+                    "provider": account.provider,
+                    "label": account.label,
+                    "imported": [],
+                    "events": [],
+                    "unchanged": 0,
+                    "warnings": [],
+                    "error": leasehold_core::ApiError::from(err),
+                }));
+            }
+        }
+    }
+    if json {
+        output::print_json(&json!({ "accounts": accounts }));
+    }
+    if failed {
+        ExitCode::from(output::EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn with_store<F, Fut>(db: &Path, body: F) -> ExitCode
+where
+    F: FnOnce(Store) -> Fut,
+    Fut: std::future::Future<Output = ExitCode>,
+{
+    runtime().block_on(async {
+        let store = match Store::open(db).await {
+            Ok(store) => store,
+            Err(err) => return output::fail(&err),
+        };
+        let keep = store.clone();
+        let code = body(store).await;
+        keep.close().await;
+        code
+    })
+}

@@ -1,0 +1,472 @@
+//! Provider accounts: the renter adds a provider's API key once, and Leasehold sees every
+//! instance the provider bills, however it was created.
+//!
+//! - [`runpod`], [`vast`], [`lambda`], [`autodl`]: one file per provider API, each reading the
+//!   provider's documented JSON into [`remote::RemoteInstance`] (every value checked: a
+//!   provider's answer is untrusted input) and making its power calls.
+//! - [`client`]: the one place that picks the provider file for a call.
+//! - [`sync`]: the provider's listing against the ledger — imports, state changes as ledger
+//!   events, price changes as rule changes, SSH endpoint changes — computed first and written
+//!   in one transaction, so a sync that fails midway records nothing.
+//! - [`power`]: on, off and release through the API, recorded once the provider confirms.
+//! - [`reconcile`]: the ledger's cost per day beside what the provider charged.
+//!
+//! Keys live only in the OS keychain; the database keeps the provider, the label and, for
+//! machines without a keychain, the name of the environment variable the key came from.
+//! Adding a provider: a file like [`runpod`], a [`Provider`] variant, and its arms in
+//! [`client`].
+
+pub mod autodl;
+pub mod client;
+mod error;
+pub mod http;
+pub mod lambda;
+pub mod power;
+pub mod reconcile;
+pub mod remote;
+pub mod runpod;
+pub mod sync;
+pub mod vast;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::billing::ProviderKey;
+use crate::ssh::{forget_secret, store_secret, stored_secret, Secret};
+use crate::store::accounts as repo;
+use crate::store::Store;
+
+pub use error::AccountError;
+pub use http::Backoff;
+pub use remote::{PowerVerb, RemoteState};
+
+/// A provider whose API Leasehold can sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum Provider {
+    Runpod,
+    Vast,
+    Lambda,
+    Autodl,
+}
+
+impl Provider {
+    pub const ALL: [Self; 4] = [Self::Runpod, Self::Vast, Self::Lambda, Self::Autodl];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Runpod => "runpod",
+            Self::Vast => "vast",
+            Self::Lambda => "lambda",
+            Self::Autodl => "autodl",
+        }
+    }
+
+    pub fn display(self) -> &'static str {
+        match self {
+            Self::Runpod => "RunPod",
+            Self::Vast => "Vast.ai",
+            Self::Lambda => "Lambda",
+            Self::Autodl => "AutoDL",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, AccountError> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| AccountError::UnknownProvider(remote::clean_text(text, 40)))
+    }
+
+    /// The ledger's provider preset of this provider's instances.
+    pub fn preset(self) -> ProviderKey {
+        match self {
+            Self::Runpod => ProviderKey::Runpod,
+            Self::Vast => ProviderKey::Vast,
+            Self::Lambda => ProviderKey::Lambda,
+            Self::Autodl => ProviderKey::Autodl,
+        }
+    }
+
+    /// The provider whose API syncs instances of this preset.
+    pub fn of_preset(key: ProviderKey) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.preset() == key)
+    }
+
+    /// What the provider's prices and charges are in.
+    pub fn currency(self) -> &'static str {
+        match self {
+            Self::Autodl => "CNY",
+            _ => "USD",
+        }
+    }
+
+    /// The power changes its API offers at all (Lambda has no stop).
+    pub fn verbs(self) -> &'static [PowerVerb] {
+        match self {
+            Self::Lambda => &[PowerVerb::Release],
+            _ => &[PowerVerb::On, PowerVerb::Off, PowerVerb::Release],
+        }
+    }
+
+    /// The provider's console, for what its API cannot do.
+    pub fn console(self) -> &'static str {
+        match self {
+            Self::Runpod => "https://console.runpod.io/pods",
+            Self::Vast => "https://cloud.vast.ai/instances/",
+            Self::Lambda => "https://cloud.lambda.ai/instances",
+            Self::Autodl => "https://www.autodl.com/console/instance/list",
+        }
+    }
+
+    fn default_base(self) -> &'static str {
+        match self {
+            Self::Runpod => "https://api.runpod.io",
+            Self::Vast => "https://console.vast.ai",
+            Self::Lambda => "https://cloud.lambda.ai",
+            Self::Autodl => "https://api.autodl.com",
+        }
+    }
+
+    fn env_var(self) -> &'static str {
+        match self {
+            Self::Runpod => "LEASEHOLD_RUNPOD_API_URL",
+            Self::Vast => "LEASEHOLD_VAST_API_URL",
+            Self::Lambda => "LEASEHOLD_LAMBDA_API_URL",
+            Self::Autodl => "LEASEHOLD_AUTODL_API_URL",
+        }
+    }
+}
+
+/// Where each provider's API lives: scheme, host and port only; requests go to the documented
+/// paths under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoints {
+    pub runpod: String,
+    pub vast: String,
+    pub lambda: String,
+    pub autodl: String,
+}
+
+impl Default for Endpoints {
+    fn default() -> Self {
+        Self {
+            runpod: Provider::Runpod.default_base().to_owned(),
+            vast: Provider::Vast.default_base().to_owned(),
+            lambda: Provider::Lambda.default_base().to_owned(),
+            autodl: Provider::Autodl.default_base().to_owned(),
+        }
+    }
+}
+
+impl Endpoints {
+    /// The defaults, or `LEASEHOLD_<PROVIDER>_API_URL` where set (a proxy, or a test's
+    /// stand-in). A path in the variable is dropped (the RunPod variable once ended in `/v1`),
+    /// and plain `http` is taken only for this computer.
+    pub fn from_env() -> Self {
+        let mut endpoints = Self::default();
+        for provider in Provider::ALL {
+            if let Ok(value) = std::env::var(provider.env_var()) {
+                match origin_of(&value) {
+                    Some(origin) => *endpoints.base_mut(provider) = origin,
+                    None => tracing::warn!(
+                        var = provider.env_var(),
+                        "ignored: not an https URL (http only for this computer)"
+                    ),
+                }
+            }
+        }
+        endpoints
+    }
+
+    pub fn base(&self, provider: Provider) -> &str {
+        match provider {
+            Provider::Runpod => &self.runpod,
+            Provider::Vast => &self.vast,
+            Provider::Lambda => &self.lambda,
+            Provider::Autodl => &self.autodl,
+        }
+    }
+
+    fn base_mut(&mut self, provider: Provider) -> &mut String {
+        match provider {
+            Provider::Runpod => &mut self.runpod,
+            Provider::Vast => &mut self.vast,
+            Provider::Lambda => &mut self.lambda,
+            Provider::Autodl => &mut self.autodl,
+        }
+    }
+
+    /// Every provider at one base (a test's stand-in).
+    pub fn all_at(base: &str) -> Self {
+        let base = base.trim_end_matches('/').to_owned();
+        Self {
+            runpod: base.clone(),
+            vast: base.clone(),
+            lambda: base.clone(),
+            autodl: base,
+        }
+    }
+}
+
+/// `scheme://host[:port]` of a URL: https anywhere, http only on loopback.
+pub fn origin_of(value: &str) -> Option<String> {
+    let url = url::Url::parse(value.trim()).ok()?;
+    let loopback = match url.host()? {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        _ => return None,
+    }
+    Some(url.origin().ascii_serialization())
+}
+
+/// One account: a provider and the renter's label for it (`default` when none was given).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AccountRef {
+    pub provider: Provider,
+    pub label: String,
+}
+
+pub const DEFAULT_LABEL: &str = "default";
+
+impl AccountRef {
+    /// `PROVIDER[:LABEL]`.
+    pub fn parse(text: &str) -> Result<Self, AccountError> {
+        let (provider, label) = match text.split_once(':') {
+            Some((p, l)) => (p, l),
+            None => (text, DEFAULT_LABEL),
+        };
+        Ok(Self {
+            provider: Provider::parse(provider)?,
+            label: check_label(label)?,
+        })
+    }
+
+    fn keychain_entry(&self) -> String {
+        format!("provider-key:{}:{}", self.provider.as_str(), self.label)
+    }
+}
+
+pub fn check_label(label: &str) -> Result<String, AccountError> {
+    let label = label.trim();
+    let ok = !label.is_empty()
+        && label.chars().count() <= 40
+        && label
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(label.to_owned())
+    } else {
+        Err(AccountError::BadLabel(remote::clean_text(label, 40)))
+    }
+}
+
+/// An account as the list shows it (no key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AccountSummary {
+    pub provider: Provider,
+    pub label: String,
+    pub added_at: DateTime<Utc>,
+    pub last_sync_at: Option<DateTime<Utc>>,
+    /// What went wrong at the last sync, in plain words; `null` when it went through.
+    pub last_error: Option<String>,
+    /// Instances linked to it that are not released.
+    #[ts(type = "number")]
+    pub instances: u64,
+    /// What the API can do for its instances.
+    pub verbs: Vec<PowerVerb>,
+    /// Whether the provider's API lists every instance (AutoDL's lists Pro instances only).
+    pub lists_everything: bool,
+}
+
+/// The account's key: the keychain's, else the environment variable it was added from.
+pub fn key_of(account: &AccountRef, key_env: Option<&str>) -> Result<Secret, AccountError> {
+    stored_secret(&account.keychain_entry())
+        .or_else(|| {
+            key_env
+                .and_then(|var| std::env::var(var).ok())
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| Secret::new(v.trim()))
+        })
+        .ok_or_else(|| AccountError::NoKey {
+            provider: account.provider.display(),
+            label: account.label.clone(),
+            env: key_env.unwrap_or("VAR").to_owned(),
+        })
+}
+
+/// The key in environment variable `var`.
+pub fn key_from_env(var: &str) -> Result<Secret, AccountError> {
+    std::env::var(var)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .map(Secret::new)
+        .ok_or_else(|| AccountError::NoKeyInEnv(remote::clean_text(var, 60)))
+}
+
+/// What adding an account did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AddReport {
+    pub account: AccountSummary,
+    /// False when no keychain could keep the key: it is then read from the environment
+    /// variable at each sync.
+    pub key_in_keychain: bool,
+}
+
+/// Add an account: the key is checked with one read-only call first, then kept in the keychain;
+/// a refused key saves nothing.
+pub async fn add(
+    store: &Store,
+    account: &AccountRef,
+    key: &Secret,
+    key_env: Option<&str>,
+    endpoints: &Endpoints,
+    now: DateTime<Utc>,
+) -> Result<AddReport, AccountError> {
+    {
+        let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+        if repo::find_account(&mut conn, account.provider.as_str(), &account.label)
+            .await?
+            .is_some()
+        {
+            return Err(AccountError::DuplicateAccount {
+                provider: account.provider.display(),
+                label: account.label.clone(),
+            });
+        }
+    }
+    let api = client::api(account.provider, endpoints, key.clone(), Backoff::default())?;
+    client::check_key(&api).await?;
+    let key_in_keychain = match store_secret(&account.keychain_entry(), key) {
+        Ok(()) => true,
+        Err(err) if key_env.is_some() => {
+            tracing::warn!(%err, "no keychain; the key will be read from the environment");
+            false
+        }
+        Err(err) => return Err(AccountError::Keychain(err.to_string())),
+    };
+    let mut tx = store.write().await?;
+    repo::insert_account(
+        &mut tx,
+        account.provider.as_str(),
+        &account.label,
+        key_env,
+        now,
+    )
+    .await?;
+    tx.commit().await.map_err(crate::store::StoreError::from)?;
+    let account = list(store)
+        .await?
+        .into_iter()
+        .find(|a| a.provider == account.provider && a.label == account.label)
+        .ok_or_else(|| AccountError::UnknownAccount {
+            provider: account.provider.as_str().to_owned(),
+            label: account.label.clone(),
+        })?;
+    Ok(AddReport {
+        account,
+        key_in_keychain,
+    })
+}
+
+/// Every account, by provider then label.
+pub async fn list(store: &Store) -> Result<Vec<AccountSummary>, AccountError> {
+    let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+    let rows = repo::list_accounts(&mut conn).await?;
+    let links = repo::all_links(&mut conn).await?;
+    let mut out = Vec::new();
+    for row in rows {
+        // A row of a provider this version does not know is left out, not an error.
+        let Ok(provider) = Provider::parse(&row.provider) else {
+            continue;
+        };
+        let instances = links
+            .iter()
+            .filter(|l| l.account_id == row.id && l.remote_state != RemoteState::Gone.as_str())
+            .count() as u64;
+        out.push(AccountSummary {
+            provider,
+            label: row.label,
+            added_at: row.added_at,
+            last_sync_at: row.last_sync_at,
+            last_error: row.last_error,
+            instances,
+            verbs: provider.verbs().to_vec(),
+            lists_everything: provider != Provider::Autodl,
+        });
+    }
+    Ok(out)
+}
+
+/// Remove an account and its key; the instances it imported stay in the ledger, unlinked.
+pub async fn remove(store: &Store, account: &AccountRef) -> Result<(), AccountError> {
+    let mut tx = store.write().await?;
+    let row = repo::find_account(&mut tx, account.provider.as_str(), &account.label)
+        .await?
+        .ok_or_else(|| AccountError::UnknownAccount {
+            provider: account.provider.as_str().to_owned(),
+            label: account.label.clone(),
+        })?;
+    repo::delete_account(&mut tx, row.id).await?;
+    tx.commit().await.map_err(crate::store::StoreError::from)?;
+    forget_secret(&account.keychain_entry()).map_err(|e| AccountError::Keychain(e.to_string()))
+}
+
+/// The stored account row of `account`, or `UnknownAccount`.
+pub(crate) async fn row_of(
+    conn: &mut sqlx::SqliteConnection,
+    account: &AccountRef,
+) -> Result<repo::AccountRow, AccountError> {
+    repo::find_account(conn, account.provider.as_str(), &account.label)
+        .await?
+        .ok_or_else(|| AccountError::UnknownAccount {
+            provider: account.provider.as_str().to_owned(),
+            label: account.label.clone(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_refs_and_labels() {
+        let a = AccountRef::parse("runpod").unwrap();
+        assert_eq!((a.provider, a.label.as_str()), (Provider::Runpod, "default"));
+        let b = AccountRef::parse("vast:lab-2").unwrap();
+        assert_eq!((b.provider, b.label.as_str()), (Provider::Vast, "lab-2"));
+        assert!(matches!(
+            AccountRef::parse("aws"),
+            Err(AccountError::UnknownProvider(_))
+        ));
+        assert!(matches!(
+            AccountRef::parse("vast:a b"),
+            Err(AccountError::BadLabel(_))
+        ));
+    }
+
+    #[test]
+    fn base_urls_keep_only_the_origin() {
+        assert_eq!(
+            origin_of("https://rest.runpod.io/v1").as_deref(),
+            Some("https://rest.runpod.io")
+        );
+        assert_eq!(
+            origin_of("http://127.0.0.1:8080/x").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(origin_of("http://example.com"), None, "no cleartext key off this computer");
+        assert_eq!(origin_of("ftp://x"), None);
+    }
+}

@@ -1,0 +1,159 @@
+//! Provider accounts (Settings → Accounts, the instance page's power buttons and reconcile
+//! card): thin commands over `leasehold_core::account`.
+
+use chrono::NaiveDate;
+use leasehold_core::account::power::{InstanceLink, PowerReport};
+use leasehold_core::account::reconcile::ReconcileRow;
+use leasehold_core::account::sync::SyncReport;
+use leasehold_core::account::{
+    self, AccountRef, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb,
+};
+use leasehold_core::billing::BillingRules;
+use leasehold_core::ssh::Secret;
+use leasehold_core::stop::StopWait;
+use leasehold_core::ApiError;
+use tracing::instrument;
+
+use crate::state::AppState;
+
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_list(state: tauri::State<'_, AppState>) -> Result<Vec<AccountSummary>, ApiError> {
+    Ok(account::list(&state.store).await?)
+}
+
+/// Check the key with one read-only call, keep it in the keychain, then sync once.
+#[tauri::command]
+#[instrument(skip(state, api_key), err(Debug))]
+pub async fn account_add(
+    state: tauri::State<'_, AppState>,
+    account: AccountRef,
+    api_key: Secret,
+) -> Result<AddReport, ApiError> {
+    let account = AccountRef {
+        label: account::check_label(&account.label)?,
+        ..account
+    };
+    Ok(account::add(
+        &state.store,
+        &account,
+        &api_key,
+        None,
+        &Endpoints::from_env(),
+        state.now(),
+    )
+    .await?)
+}
+
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_remove(
+    state: tauri::State<'_, AppState>,
+    account: AccountRef,
+) -> Result<(), ApiError> {
+    Ok(account::remove(&state.store, &account).await?)
+}
+
+/// Sync one account now (or every one); each account's failure is its own.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_sync(
+    state: tauri::State<'_, AppState>,
+    account: Option<AccountRef>,
+) -> Result<Vec<SyncReport>, ApiError> {
+    let results = account::sync::sync_all(
+        &state.store,
+        account.as_ref(),
+        &Endpoints::from_env(),
+        Backoff::default(),
+        state.now(),
+    )
+    .await?;
+    let mut reports = Vec::new();
+    for result in results {
+        match result {
+            Ok(report) => reports.push(report),
+            // One account only: its error is the answer.
+            Err((_, err)) if account.is_some() => return Err(err.into()),
+            Err((account, err)) => tracing::warn!(provider = account.provider.as_str(), %err, "sync failed"),
+        }
+    }
+    Ok(reports)
+}
+
+/// Which account and provider instance `instance` is linked to, if any.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_link(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<Option<InstanceLink>, ApiError> {
+    Ok(account::power::link_of(&state.store, &instance).await?)
+}
+
+/// Power on, off or release through the provider's API; recorded once the provider confirms.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_power(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    verb: PowerVerb,
+) -> Result<PowerReport, ApiError> {
+    let report = account::power::power(
+        &state.store,
+        &instance,
+        verb,
+        &Endpoints::from_env(),
+        Backoff::default(),
+        StopWait::default(),
+        state.clock.as_ref(),
+    )
+    .await?;
+    if verb != PowerVerb::On {
+        state.live.disconnect(&instance).await;
+    }
+    Ok(report)
+}
+
+/// The imported instance was named or kept: its card goes away.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_acknowledge(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<(), ApiError> {
+    Ok(account::power::acknowledge(&state.store, &instance).await?)
+}
+
+/// The ledger beside the provider's charges for the last `days` days.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_reconcile(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    days: u32,
+) -> Result<Vec<ReconcileRow>, ApiError> {
+    let to: NaiveDate = state.now().date_naive();
+    let from = to - chrono::Duration::days(i64::from(days.clamp(1, 62)) - 1);
+    Ok(account::reconcile::reconcile(
+        &state.store,
+        Some(&instance),
+        from,
+        to,
+        &Endpoints::from_env(),
+        Backoff::default(),
+        state.now(),
+    )
+    .await?)
+}
+
+/// Apply the rule reconcile suggested, from now on.
+#[tauri::command]
+#[instrument(skip(state, rules), err(Debug))]
+pub async fn account_apply_rule(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    rules: BillingRules,
+) -> Result<(), ApiError> {
+    Ok(account::reconcile::apply(&state.store, &instance, &rules, state.now()).await?)
+}

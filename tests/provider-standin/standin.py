@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""A stand-in for one GPU provider's API (RunPod REST v2, Vast.ai, Lambda Cloud, AutoDL Pro),
+serving the documented shapes kept in schemas.json (each with its source) and checking the
+method, path, headers and body of every request. Tests drive it through /_standin/*:
+
+  POST  /_standin/instances        replace the account's instances (the neutral form below)
+  PATCH /_standin/instances/ID     change one (state, price, ssh_port, name …)
+  POST  /_standin/script           {"fail": [{"status": 429, "times": 2, "after": n}], "malformed": n,
+                                    "confirm_after": n, "page_size": n, "accumulate": yuan, "delay": seconds,
+                                    "charges": {"ID": {"2026-12-01": "4.4"}}}
+  GET   /_standin/requests         what was asked, in order (the key shown as "ok" or "wrong")
+  GET   /_standin/violations       requests that broke the documented contract
+
+Neutral instance: {"id", "name", "state": running|stopped|starting|gone, "gpu", "count",
+"price" (per hour, whole instance), "region", "created" (unix seconds), "started",
+"ssh_host", "ssh_port", "password"}.
+
+Usage: standin.py PROVIDER KEY   (prints the port it listens on, then serves until killed)
+"""
+import json
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+PROVIDER, KEY = sys.argv[1], sys.argv[2]
+SCHEMAS = json.load(open(__file__.rsplit("/", 1)[0] + "/schemas.json"))[PROVIDER]
+
+lock = threading.Lock()
+instances = {}
+script = {"fail": [], "malformed": 0, "confirm_after": 1, "page_size": 25, "accumulate": "0",
+          "charges": {}}
+pending = {}  # id -> (target state, looks left)
+requests_seen = []
+violations = []
+
+
+def iso(seconds):
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_shape(kind, value):
+    """The answer carries every field the published schema marks required (schemas.json)."""
+    for field in SCHEMAS["required"].get(kind, []):
+        if field not in value:
+            violations.append(f"stand-in answer {kind} lacks required {field}")
+
+
+def render(inst):
+    s, p = inst["state"], PROVIDER
+    if p == "runpod":
+        status = {"running": "RUNNING", "stopped": "EXITED", "starting": "STARTING",
+                  "gone": "TERMINATED"}[s]
+        actions = {"running": ["stop", "restart", "terminate"], "stopped": ["start", "terminate"],
+                   "starting": ["terminate"], "gone": []}[s]
+        direct = None
+        if s == "running" and inst.get("ssh_port"):
+            direct = {"host": inst.get("ssh_host", "127.0.0.1"), "port": inst["ssh_port"],
+                      "username": "root",
+                      "command": f"ssh root@{inst.get('ssh_host', '127.0.0.1')} -p {inst['ssh_port']}"}
+        pod = {"id": inst["id"], "name": inst.get("name", ""), "image": "runpod/pytorch:2.8",
+               "args": "", "disk": 50, "ports": ["22/tcp"], "env": {}, "registry": None,
+               "status": status, "actions": actions, "mounts": {},
+               "gpu": {"id": inst.get("gpu", "NVIDIA GeForce RTX 4090"), "count": inst.get("count", 1)},
+               "cloud": "SECURE", "dataCenterId": inst.get("region", "US-KS-2"), "cudaVersion": "12.8",
+               "ssh": {"proxy": None, "direct": direct}, "template": None,
+               "cost": float(inst.get("price", 0)) if s == "running" else 0.0,
+               "locked": False, "runtime": None, "globalNetworking": {"enabled": False},
+               "createdAt": iso(inst.get("created")), "startedAt": iso(inst.get("started"))}
+        check_shape("Pod", pod)
+        return pod
+    if p == "vast":
+        actual = {"running": "running", "stopped": "stopped", "starting": "loading", "gone": "exited"}[s]
+        item = {"id": int(inst["id"]), "actual_status": actual, "intended_status": actual,
+                "cur_state": actual, "label": inst.get("name"), "gpu_name": inst.get("gpu", "RTX 4090"),
+                "num_gpus": inst.get("count", 1), "dph_total": float(inst.get("price", 0)),
+                "storage_cost": 0.1, "ssh_host": inst.get("ssh_host", "127.0.0.1"),
+                "ssh_port": inst.get("ssh_port", 22), "public_ipaddr": None, "ports": {},
+                "start_date": inst.get("created"), "geolocation": inst.get("region", "Texas, US")}
+        check_shape("Instance", item)
+        return item
+    if p == "lambda":
+        status = {"running": "active", "stopped": "active", "starting": "booting", "gone": "terminated"}[s]
+        cents = int(round(float(inst.get("price", 0)) * 100))
+        item = {"id": inst["id"], "name": inst.get("name"), "ip": inst.get("ssh_host", "127.0.0.1"),
+                "status": status, "ssh_key_names": ["laptop"], "file_system_names": [],
+                "region": {"name": inst.get("region", "us-east-1"), "description": "Virginia, USA"},
+                "instance_type": {"name": "gpu_1x_a100", "description": "1x A100 (40 GB SXM4)",
+                                  "gpu_description": inst.get("gpu", "A100 (40 GB SXM4)"),
+                                  "price_cents_per_hour": cents,
+                                  "specs": {"vcpus": 30, "memory_gib": 200, "storage_gib": 512,
+                                            "gpus": inst.get("count", 1)}},
+                "hostname": "h", "is_reserved": False}
+        check_shape("Instance", item)
+        return item
+    status = {"running": "running", "stopped": "shutdown", "starting": "starting", "gone": "released"}[s]
+    return {"uuid": inst["id"], "name": inst.get("name", ""), "status": status,
+            "gpu_name": inst.get("gpu", "RTX 4090"), "gpu_num": inst.get("count", 1),
+            "region_name": inst.get("region", "西北B区")}
+
+
+def autodl_snapshot(inst):
+    snap = {"instance_uuid": inst["id"], "status": render(inst)["status"],
+            "payg_price": int(round(float(inst.get("price", 0)) * 1000)),
+            "gpu_name": inst.get("gpu", "RTX 4090"), "gpu_num": inst.get("count", 1),
+            "region_name": inst.get("region", "西北B区"),
+            "ssh_command": f"ssh -p {inst.get('ssh_port', 22)} root@{inst.get('ssh_host', '127.0.0.1')}",
+            "root_password": inst.get("password", "")}
+    check_shape("Snapshot", snap)
+    return snap
+
+
+def advance(ident):
+    """A power request takes effect after `confirm_after` looks, as a real provider's does."""
+    if ident in pending:
+        target, left = pending[ident]
+        if left <= 0:
+            if target == "gone":
+                instances.pop(ident, None)
+            else:
+                instances[ident]["state"] = target
+            del pending[ident]
+        else:
+            pending[ident] = (target, left - 1)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *_):
+        pass
+
+    def reply(self, status, body, raw=None):
+        data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            violations.append(f"{self.command} {self.path}: body is not JSON")
+            return None
+
+    def do_GET(self):
+        self.handle_any()
+
+    def do_POST(self):
+        self.handle_any()
+
+    def do_PUT(self):
+        self.handle_any()
+
+    def do_PATCH(self):
+        self.handle_any()
+
+    def do_DELETE(self):
+        self.handle_any()
+
+    def handle_any(self):
+        url = urlparse(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        body = self.body()
+        if not url.path.startswith("/_standin/") and script.get("delay"):
+            time.sleep(float(script["delay"]))
+        with lock:
+            if url.path.startswith("/_standin/"):
+                return self.control(url.path, body)
+            auth = self.headers.get("Authorization", "")
+            expected = KEY if PROVIDER == "autodl" else f"Bearer {KEY}"
+            requests_seen.append({"method": self.command, "path": url.path, "query": query,
+                                  "key": "ok" if auth == expected else "wrong", "body": body,
+                                  "content_type": self.headers.get("Content-Type")})
+            if body is not None and "application/json" not in (self.headers.get("Content-Type") or ""):
+                violations.append(f"{self.command} {url.path}: a JSON body without its content type")
+            if script["fail"] and script["fail"][0].get("after", 0) > 0:
+                script["fail"][0]["after"] -= 1
+            elif script["fail"]:
+                failure = script["fail"][0]
+                failure["times"] -= 1
+                if failure["times"] <= 0:
+                    script["fail"].pop(0)
+                return self.reply(failure["status"], failure.get("body", {"detail": "stand-in failure"}))
+            if auth != expected:
+                if PROVIDER == "autodl" and auth == f"Bearer {KEY}":
+                    violations.append("AutoDL's token was sent with a Bearer prefix")
+                return self.refuse_key()
+            if script["malformed"] > 0:
+                script["malformed"] -= 1
+                return self.reply(200, None, raw=b'{"pods": [ {"id": "p1", ')
+            return getattr(self, PROVIDER)(self.command, url.path, query, body)
+
+    def refuse_key(self):
+        return self.reply(401, {
+            "runpod": {"title": "Unauthorized", "status": 401, "detail": "invalid api key"},
+            "vast": {"success": False, "error": "auth_error", "msg": "Invalid user key"},
+            "lambda": {"error": {"code": "global/invalid-api-key", "message": "API key was invalid, expired, or deleted."}},
+            "autodl": {"code": "AuthorizeFailed", "msg": "token 无效或已过期", "data": None},
+        }[PROVIDER])
+
+    def control(self, path, body):
+        if path == "/_standin/instances" and self.command == "POST":
+            instances.clear()
+            for inst in body or []:
+                instances[str(inst["id"])] = dict(inst, id=str(inst["id"]))
+            return self.reply(200, {"ok": True})
+        if path.startswith("/_standin/instances/") and self.command == "PATCH":
+            ident = path.rsplit("/", 1)[1]
+            if (body or {}).get("state") == "gone":
+                instances.pop(ident, None)
+            else:
+                instances[ident].update(body or {})
+            return self.reply(200, {"ok": True})
+        if path == "/_standin/script":
+            script.update(body or {})
+            return self.reply(200, {"ok": True})
+        if path == "/_standin/requests":
+            return self.reply(200, requests_seen)
+        if path == "/_standin/violations":
+            return self.reply(200, violations)
+        return self.reply(404, {"detail": "no such control"})
+
+    def unexpected(self, method, path):
+        violations.append(f"{method} {path}: not a documented {PROVIDER} call")
+        return self.reply(404, {"detail": "not found"})
+
+    def power(self, ident, target):
+        if ident not in instances:
+            return False
+        pending[ident] = (target, int(script["confirm_after"]))
+        if script["confirm_after"] == 0:
+            advance(ident)
+        return True
+
+    # --- RunPod REST v2 -------------------------------------------------------------
+    def runpod(self, method, path, query, body):
+        parts = path.strip("/").split("/")
+        if method == "GET" and path == "/v2/pods":
+            for ident in list(pending):
+                advance(ident)
+            pods = [render(i) for i in instances.values()]
+            answer = {"pods": pods}
+            check_shape("ListPodsResponse", answer)
+            return self.reply(200, answer)
+        if len(parts) == 3 and parts[:2] == ["v2", "pods"] and method in ("GET", "DELETE"):
+            ident = parts[2]
+            if method == "DELETE":
+                return self.reply(204, None) if self.power(ident, "gone") else self.reply(
+                    404, {"title": "Not Found", "status": 404, "detail": "pod not found"})
+            advance(ident)
+            if ident not in instances:
+                return self.reply(404, {"title": "Not Found", "status": 404, "detail": "pod not found"})
+            return self.reply(200, render(instances[ident]))
+        if len(parts) == 4 and parts[:2] == ["v2", "pods"] and parts[3] == "action" and method == "POST":
+            ident, action = parts[2], (body or {}).get("action")
+            if set((body or {}).keys()) != {"action"} or action not in ("start", "stop", "restart", "terminate"):
+                violations.append(f"POST {path}: body {body} is not a PodActionRequest")
+                return self.reply(400, {"title": "Bad Request", "status": 400, "detail": "invalid body"})
+            if ident not in instances:
+                return self.reply(404, {"title": "Not Found", "status": 404, "detail": "pod not found"})
+            state = instances[ident]["state"]
+            allowed = {"running": {"stop", "restart", "terminate"}, "stopped": {"start", "terminate"}}.get(state, {"terminate"})
+            if action not in allowed:
+                return self.reply(409, {"title": "Conflict", "status": 409,
+                                        "detail": f"cannot {action} a pod in status {render(instances[ident])['status']}"})
+            self.power(ident, {"start": "running", "stop": "stopped", "terminate": "gone"}[action])
+            return self.reply(200, render(instances[ident]))
+        if method == "GET" and path == "/v2/billing/pods":
+            for field in ("startTime", "endTime", "bucketSize", "podId"):
+                if field not in query:
+                    violations.append(f"GET {path}: no {field}")
+            pod = query.get("podId")
+            records = [{"startTime": f"{day}T00:00:00Z", "endTime": f"{day}T23:59:59Z", "podId": pod,
+                        "totalAmount": float(amount), "gpuAmount": float(amount), "cpuAmount": 0.0,
+                        "diskAmount": 0.0}
+                       for day, amount in script["charges"].get(pod, {}).items()]
+            return self.reply(200, {"records": records, "metadata": {"query": query, "recordCount": len(records),
+                                                                     "uniquePodCount": 1, "totals": {}}})
+        return self.unexpected(method, path)
+
+    # --- Vast.ai --------------------------------------------------------------------
+    def vast(self, method, path, query, body):
+        parts = path.strip("/").split("/")
+        if method == "GET" and path == "/api/v1/instances/":
+            for ident in list(pending):
+                advance(ident)
+            limit = int(query.get("limit", 25))
+            if limit > 25:
+                violations.append("GET /api/v1/instances/: limit over the documented 25")
+            size = min(limit, int(script["page_size"]))
+            ordered = sorted(instances.values(), key=lambda i: int(i["id"]))
+            start = int(query.get("after_token", "0") or 0)
+            page = ordered[start:start + size]
+            nxt = str(start + size) if start + size < len(ordered) else None
+            return self.reply(200, {"success": True, "instances_found": len(page),
+                                    "total_instances": len(ordered), "next_token": nxt,
+                                    "instances": [render(i) for i in page]})
+        if len(parts) == 4 and parts[:3] == ["api", "v0", "instances"] and path.endswith("/"):
+            ident = parts[3]
+            if method == "GET":
+                advance(ident)
+                return self.reply(200, {"instances": render(instances[ident]) if ident in instances else None})
+            if method == "PUT":
+                state = (body or {}).get("state")
+                if state not in ("running", "stopped"):
+                    violations.append(f"PUT {path}: body {body} has no valid state")
+                    return self.reply(400, {"success": False, "error": "invalid_args", "msg": "bad state"})
+                ok = self.power(ident, state)
+                return self.reply(200, {"success": ok} if ok else {"success": False, "msg": "no such instance"})
+            if method == "DELETE":
+                ok = self.power(ident, "gone")
+                return self.reply(200, {"success": ok, "msg": "Instance destroyed successfully"})
+        if method == "GET" and path == "/api/v0/charges/":
+            try:
+                day_filter = json.loads(query["select_filters"])["day"]
+                gte, lte = int(day_filter["gte"]), int(day_filter["lte"])
+            except (KeyError, ValueError, TypeError):
+                violations.append("GET /api/v0/charges/: select_filters without a day range")
+                return self.reply(400, {"success": False, "error": "invalid_args", "msg": "day range required"})
+            results = []
+            for ident, days in script["charges"].items():
+                for day, amount in days.items():
+                    t = int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp())
+                    if gte <= t <= lte:
+                        results.append({"start": t, "end": t + 86399, "type": "instance",
+                                        "source": f"instance-{ident}", "amount": float(amount),
+                                        "description": f"Instance {ident} Charges", "items": []})
+            return self.reply(200, {"success": True, "count": len(results), "total": len(results),
+                                    "next_token": None, "results": results})
+        return self.unexpected(method, path)
+
+    # --- Lambda Cloud ---------------------------------------------------------------
+    def lambda_(self, method, path, query, body):
+        if method == "GET" and path == "/api/v1/instances":
+            for ident in list(pending):
+                advance(ident)
+            return self.reply(200, {"data": [render(i) for i in instances.values()]})
+        if method == "GET" and path.startswith("/api/v1/instances/"):
+            ident = path.rsplit("/", 1)[1]
+            advance(ident)
+            if ident not in instances:
+                return self.reply(404, {"error": {"code": "global/object-does-not-exist", "message": "Instance not found"}})
+            return self.reply(200, {"data": render(instances[ident])})
+        if method == "POST" and path == "/api/v1/instance-operations/terminate":
+            ids = (body or {}).get("instance_ids")
+            if not isinstance(ids, list):
+                violations.append(f"POST {path}: no instance_ids list")
+                return self.reply(400, {"error": {"code": "global/invalid-parameters", "message": "bad body"}})
+            done = [render(instances[i]) for i in ids if self.power(i, "gone")]
+            return self.reply(200, {"data": {"terminated_instances": done}})
+        return self.unexpected(method, path)
+
+    # --- AutoDL Pro -----------------------------------------------------------------
+    def autodl(self, method, path, query, body):
+        pro = "/api/v1/dev/instance/pro/"
+        ok = lambda data: self.reply(200, {"code": "Success", "msg": "", "data": data})
+        if method == "POST" and path == pro + "list":
+            for ident in list(pending):
+                advance(ident)
+            if not isinstance(body, dict) or "page_index" not in body or "page_size" not in body:
+                violations.append(f"POST {path}: no page_index/page_size")
+            size = int((body or {}).get("page_size", 10))
+            index = int((body or {}).get("page_index", 1))
+            ordered = sorted(instances.values(), key=lambda i: i["id"])
+            page = ordered[(index - 1) * size:index * size]
+            max_page = max(1, -(-len(ordered) // size))
+            return ok({"list": [render(i) for i in page], "page_index": index, "page_size": size,
+                       "max_page": max_page, "result_total": len(ordered)})
+        if method == "GET" and path in (pro + "status", pro + "snapshot"):
+            ident = query.get("instance_uuid")
+            advance(ident)
+            if ident not in instances:
+                return self.reply(200, {"code": "InstanceNotFound", "msg": "实例不存在", "data": None})
+            if path.endswith("status"):
+                return ok(render(instances[ident])["status"])
+            return ok(autodl_snapshot(instances[ident]))
+        if method == "POST" and path in (pro + "power_on", pro + "power_off", pro + "release"):
+            ident = (body or {}).get("instance_uuid")
+            if path.endswith("power_on") and (body or {}).get("payload") != "gpu":
+                violations.append("power_on without payload \"gpu\"")
+            if ident not in instances:
+                return self.reply(200, {"code": "InstanceNotFound", "msg": "实例不存在", "data": None})
+            if path.endswith("release") and instances[ident]["state"] != "stopped":
+                return self.reply(200, {"code": "InstanceNotShutdown", "msg": "请先关机再释放", "data": None})
+            target = {"power_on": "running", "power_off": "stopped", "release": "gone"}[path.rsplit("/", 1)[1]]
+            self.power(ident, target)
+            return ok(None)
+        if method == "POST" and path == "/api/v1/dev/wallet/balance":
+            return ok({"assets": 100000, "accumulate": int(round(float(script["accumulate"]) * 1000)),
+                       "voucher_balance": 0})
+        return self.unexpected(method, path)
+
+
+setattr(Handler, "lambda", Handler.lambda_)
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
