@@ -191,7 +191,7 @@ pub async fn snapshot(api: &Api, id: &str) -> Result<Value, AccountError> {
 pub async fn list(
     api: &Api,
     now: DateTime<Utc>,
-    needs_snapshot: &dyn Fn(&RemoteInstance) -> bool,
+    needs_snapshot: &(dyn Fn(&RemoteInstance) -> bool + Sync),
 ) -> Result<Listing, AccountError> {
     let mut listing = Listing::default();
     for page_index in 1..=MAX_PAGES {
