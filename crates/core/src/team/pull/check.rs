@@ -397,9 +397,12 @@ mod tests {
         }
     }
 
-    fn reason_for(row: PageInstance) -> String {
-        check_instance(&row).err().unwrap_or_default()
+    fn reason_for(row: &PageInstance) -> String {
+        check_instance(row).err().unwrap_or_default()
     }
+
+    /// Makes one field of a valid instance bad.
+    type Spoil = fn(&mut PageInstance);
 
     #[test]
     fn an_instance_is_taken_in_the_local_ledgers_forms() {
@@ -413,7 +416,7 @@ mod tests {
 
     #[test]
     fn an_instance_failing_new_instances_checks_is_refused_with_the_reason() {
-        let cases: [(fn(&mut PageInstance), &str); 7] = [
+        let cases: [(Spoil, &str); 7] = [
             (|i| i.currency = Some("ZZZ".into()), "ZZZ"),
             (|i| i.planned_hours = Some("lots".into()), "lots"),
             (|i| i.planned_hours = Some("-1".into()), "greater than zero"),
@@ -425,12 +428,12 @@ mod tests {
         for (spoil, expected) in cases {
             let mut row = instance();
             spoil(&mut row);
-            let reason = reason_for(row);
+            let reason = reason_for(&row);
             assert!(reason.contains(expected), "{expected:?} not in {reason:?}");
         }
         let mut row = instance();
         row.recorded_by = Some("mal\u{7}lory".into());
-        assert!(reason_for(row).contains("control"));
+        assert!(reason_for(&row).contains("control"));
     }
 
     #[test]
