@@ -334,16 +334,22 @@ fn project(db: &Path, args: &ProjectArgs) -> Result<ExitCode, ExitCode> {
 
 fn list(db: &Path, args: &ListArgs) -> Result<ExitCode, ExitCode> {
     let now = time_or_now("--at", args.at.as_deref())?;
-    let summaries = if db.exists() {
+    let listing = if db.exists() {
         block_on(async {
             let store = open_for_write(db).await?;
-            let result = ledger::list(&store, now).await;
+            let result = ledger::list_all(&store, now).await;
             store.close().await;
             result
         })?
     } else {
-        Vec::new()
+        ledger::Listing::default()
     };
+    // An instance that cannot be billed never hides the others; it is named on stderr, so the
+    // `--json` list keeps its shape.
+    for broken in &listing.broken {
+        eprintln!("warning: {} [{}]", broken.message, broken.code);
+    }
+    let summaries = listing.instances;
     if args.json {
         return Ok(output::print_json(&summaries));
     }

@@ -104,6 +104,9 @@ pub struct ConnectArgs {
     /// Read the password from this environment variable (then kept in the keychain).
     #[arg(long, value_name = "VAR")]
     password_env: Option<String>,
+    /// Trust this CA (PEM) for the server's certificate besides the system's: a lab's own CA.
+    #[arg(long, value_name = "PATH")]
+    ca_file: Option<std::path::PathBuf>,
     #[arg(long)]
     json: bool,
 }
@@ -145,7 +148,24 @@ fn print_link(link: &TeamLink, json: bool) -> ExitCode {
     if !link.password_in_keychain {
         say!("the password is not in the keychain: later syncs read PGPASSWORD or ~/.pgpass");
     }
+    warn_about_tls(link.tls_warning.as_deref());
     ExitCode::SUCCESS
+}
+
+/// A link whose URL asked for less than verified TLS is named on stderr at every use.
+fn warn_about_tls(code: Option<&str>) {
+    match code {
+        Some("team.tls_off") => eprintln!(
+            "warning: the connection to the team database is not encrypted (sslmode=disable); \
+             this is allowed only for a server on this computer"
+        ),
+        Some(_) => eprintln!(
+            "warning: the team database's certificate is not checked (sslmode=require, prefer \
+             or allow): someone on the network could pose as the server; remove sslmode from \
+             the URL (and give the lab's CA with --ca-file)"
+        ),
+        None => {}
+    }
 }
 
 pub fn run(db: &Path, command: &TeamCommand) -> ExitCode {
@@ -184,8 +204,14 @@ fn connect(db: &Path, args: &ConnectArgs) -> Result<ExitCode, ExitCode> {
             }
         },
     };
+    let url = match &args.ca_file {
+        Some(path) => {
+            team::link::with_ca_file(&args.url, path).map_err(|err| output::fail(&err))?
+        }
+        None => args.url.clone(),
+    };
     let request = ConnectRequest {
-        url: args.url.clone(),
+        url,
         member: args.member.clone(),
         team: args.team.clone(),
         password,
@@ -223,6 +249,11 @@ fn status(db: &Path, json: bool) -> Result<ExitCode, ExitCode> {
         store.close().await;
         status
     })?;
+    warn_about_tls(
+        team::ServerAddress::parse(&status.url)
+            .ok()
+            .and_then(|(address, _)| address.tls_warning()),
+    );
     if json {
         return Ok(output::print_json(&status));
     }

@@ -76,7 +76,9 @@ fn connect(laptop: &Laptop, pg: &TestPostgres, member: &str) {
     )
     .env("LAB_PW", PG_PASSWORD)
     .assert()
-    .success();
+    .success()
+    // The test server has no TLS (asked for with sslmode=disable, allowed on loopback only).
+    .stderr(contains("not encrypted"));
 }
 
 fn add(laptop: &Laptop, name: &str, at: &str) {

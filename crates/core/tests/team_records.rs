@@ -141,8 +141,15 @@ async fn budgets_backups_release_records_and_reminder_state_reach_the_other_lapt
         "the copy is on Alice's computer: {}",
         seen[0].local_dir
     );
+    assert!(
+        !seen[0].local_dir.contains("/home/alice"),
+        "where on her computer is not shared: {}",
+        seen[0].local_dir
+    );
     let items = backups::items(&mut conn, seen[0].id).await.unwrap();
     assert_eq!(items.len(), 1, "with its items");
+    assert_eq!(items[0].local_path, None, "without her local paths");
+    assert_eq!(items[0].remote_path, "/root/work");
     let check = backups::latest_check(&mut conn, here)
         .await
         .unwrap()

@@ -27,6 +27,7 @@ pub struct TestPostgres {
     bin: PathBuf,
     port: u16,
     child: Option<Child>,
+    tls: bool,
 }
 
 /// The newest installed server's `bin` folder (`/usr/lib/postgresql/<version>/bin`).
@@ -57,6 +58,106 @@ fn is_root() -> bool {
 impl TestPostgres {
     /// initdb, start on a free loopback port, create [`PG_DATABASE`].
     pub fn start() -> Self {
+        Self::start_with(false)
+    }
+
+    /// [`TestPostgres::start`], serving TLS with a certificate for 127.0.0.1 signed by a CA made
+    /// for this cluster alone ([`TestPostgres::ca_file`]): a lab's server with its own CA, which
+    /// no system trusts.
+    pub fn start_tls() -> Self {
+        Self::start_with(true)
+    }
+
+    /// The CA that signed a [`TestPostgres::start_tls`] cluster's certificate (PEM).
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("tls").join("ca.crt")
+    }
+
+    /// A CA and a server certificate for 127.0.0.1 / localhost, made with the openssl CLI.
+    fn make_certificates(&self) {
+        let tls = self.dir.path().join("tls");
+        std::fs::create_dir(&tls).expect("create the TLS folder");
+        let openssl = |args: &[&str]| {
+            run_ok(Command::new("openssl").args(args).current_dir(&tls));
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &ec,
+                &[
+                    "-keyout",
+                    "ca.key",
+                    "-out",
+                    "ca.crt",
+                    "-days",
+                    "2",
+                    "-subj",
+                    "/CN=Leasehold test CA",
+                    "-addext",
+                    "basicConstraints=critical,CA:TRUE",
+                    "-addext",
+                    "keyUsage=critical,keyCertSign,cRLSign",
+                ],
+            ]
+            .concat(),
+        );
+        openssl(
+            &[
+                &["req"][..],
+                &ec,
+                &[
+                    "-keyout",
+                    "server.key",
+                    "-out",
+                    "server.csr",
+                    "-subj",
+                    "/CN=127.0.0.1",
+                ],
+            ]
+            .concat(),
+        );
+        std::fs::write(
+            tls.join("server.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+             keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+        )
+        .expect("write the certificate extensions");
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ]);
+        // PostgreSQL refuses a key others can read, and runs as its own user under root.
+        std::fs::set_permissions(
+            tls.join("server.key"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .expect("restrict the key");
+        if is_root() {
+            run_ok(Command::new("chown").args(["-R", RUN_AS]).arg(&tls));
+        }
+    }
+
+    fn start_with(tls: bool) -> Self {
         let bin = server_bin_dir();
         let dir = tempfile::Builder::new()
             .prefix("lh-pg-")
@@ -73,6 +174,7 @@ impl TestPostgres {
             bin,
             port: 0,
             child: None,
+            tls,
         };
         let data = server.data_dir();
         server.run_ok(
@@ -91,6 +193,9 @@ impl TestPostgres {
                 .arg("--no-sync")
                 .arg(format!("--pwfile={}", password_file.display())),
         );
+        if tls {
+            server.make_certificates();
+        }
         server.launch();
         server.run_ok(
             server
@@ -148,8 +253,18 @@ impl TestPostgres {
                         .arg(self.dir.path().join("postgres.log")),
                 );
             }
-            let child = self
-                .command("postgres")
+            let mut command = self.command("postgres");
+            if self.tls {
+                let tls = self.dir.path().join("tls");
+                command.args(["-c", "ssl=on"]).arg("-c").arg(format!(
+                    "ssl_cert_file={}",
+                    tls.join("server.crt").display()
+                ));
+                command
+                    .arg("-c")
+                    .arg(format!("ssl_key_file={}", tls.join("server.key").display()));
+            }
+            let child = command
                 .arg("-D")
                 .arg(self.data_dir())
                 .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1"])
@@ -199,15 +314,21 @@ impl TestPostgres {
         self.port
     }
 
-    /// `postgres://USER@127.0.0.1:PORT/DB` (no password: it comes from the keychain, the
-    /// environment or a `--password-env` variable).
+    /// `postgres://USER@127.0.0.1:PORT/DB?sslmode=disable` (no password: it comes from the
+    /// keychain, the environment or a `--password-env` variable; no TLS, which Leasehold allows
+    /// only on loopback, unless the cluster was started with [`TestPostgres::start_tls`]).
     pub fn url(&self) -> String {
         self.url_on(self.port)
     }
 
     /// The same database reached through another port (a proxy in front of it).
     pub fn url_on(&self, port: u16) -> String {
-        format!("postgres://{PG_USER}@127.0.0.1:{port}/{PG_DATABASE}")
+        format!("postgres://{PG_USER}@127.0.0.1:{port}/{PG_DATABASE}?sslmode=disable")
+    }
+
+    /// The URL without any `sslmode`: what a user types, verified TLS by default.
+    pub fn url_with_default_tls(&self) -> String {
+        format!("postgres://{PG_USER}@127.0.0.1:{}/{PG_DATABASE}", self.port)
     }
 
     /// Run SQL with `psql` and return its unaligned, tuples-only output.

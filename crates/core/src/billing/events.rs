@@ -246,6 +246,9 @@ fn is_merge_conflict(err: &BillingError) -> bool {
             | BillingError::NoGpuUnavailable
             | BillingError::NotCreated { .. }
             | BillingError::BeforeCreation { .. }
+            // The canonical order sorts by time, so only a time this version reads differently
+            // from the laptop that recorded it lands here: one event, not the whole ledger.
+            | BillingError::OutOfOrder { .. }
     )
 }
 

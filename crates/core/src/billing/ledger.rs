@@ -276,21 +276,84 @@ pub async fn set_budget(
     Ok(summary)
 }
 
-/// Every instance, oldest first, as of `now`.
+/// Every instance that can be billed, oldest first, as of `now`. One whose ledger this version
+/// cannot bill (see [`Listing::broken`]) is left out, so it never takes the others down.
 #[tracing::instrument(skip(store), err)]
 pub async fn list(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceSummary>, BillingError> {
+    Ok(list_all(store, now).await?.instances)
+}
+
+/// An instance whose stored ledger this version cannot bill (a value it refuses, an amount out
+/// of range), with the error and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct BrokenInstance {
+    pub name: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// Every instance as of `now`: those billed, and those that cannot be, each with its reason.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub instances: Vec<InstanceSummary>,
+    pub broken: Vec<BrokenInstance>,
+}
+
+/// [`list`], with the instances it leaves out.
+pub async fn list_all(store: &Store, now: DateTime<Utc>) -> Result<Listing, BillingError> {
     let mut conn = store
         .pool()
         .acquire()
         .await
         .map_err(crate::store::StoreError::from)?;
-    let mut summaries = Vec::new();
+    let mut listing = Listing::default();
     for row in repo::list_instances(&mut conn).await? {
-        let loaded = load_row(&mut conn, row).await?;
-        let costing = loaded.costing(now)?;
-        summaries.push(loaded.summary(&costing, now)?);
+        let name = row.name.clone();
+        let summary = match load_row(&mut conn, row).await {
+            Ok(loaded) => loaded
+                .costing(now)
+                .and_then(|costing| loaded.summary(&costing, now)),
+            Err(err) => Err(err),
+        };
+        match summary {
+            Ok(summary) => listing.instances.push(summary),
+            Err(err) if !is_instance_fault(&err) => return Err(err),
+            Err(err) => {
+                tracing::warn!(instance = %name, %err, "instance left out: its ledger cannot be billed");
+                listing.broken.push(broken(&name, &err));
+            }
+        }
     }
-    Ok(summaries)
+    Ok(listing)
+}
+
+/// Whether `err` comes from one instance's stored values (that instance is left out) rather than
+/// from the database itself (a lock, a closed pool: every instance fails alike).
+pub(crate) fn is_instance_fault(err: &BillingError) -> bool {
+    use crate::store::StoreError;
+    match err {
+        BillingError::Store(StoreError::Corrupt { .. }) => true,
+        BillingError::Store(StoreError::Query(
+            sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_),
+        )) => true,
+        BillingError::Store(_) => false,
+        _ => true,
+    }
+}
+
+/// What the user is told about an instance this version cannot bill.
+pub(crate) fn broken(name: &str, err: &BillingError) -> BrokenInstance {
+    use crate::Coded;
+    BrokenInstance {
+        name: name.to_owned(),
+        code: err.code().to_owned(),
+        message: format!(
+            "{name:?} cannot be billed: {err}. The other instances are not affected. If a \
+             teammate's event brought this value, withdraw that event on the Team page (or ask \
+             them to); otherwise record the rental again under a new name."
+        ),
+    }
 }
 
 async fn load_named(store: &Store, name: &str) -> Result<Loaded, BillingError> {
@@ -433,7 +496,17 @@ pub async fn histories(store: &Store) -> Result<Vec<InstanceHistory>, BillingErr
         .map_err(crate::store::StoreError::from)?;
     let mut all = Vec::new();
     for row in repo::list_instances(&mut conn).await? {
-        let loaded = load_row(&mut conn, row).await?;
+        let name = row.name.clone();
+        // One instance this version cannot bill is left out of the reminders, not all of them
+        // (`list_all` shows it with its reason).
+        let loaded = match load_row(&mut conn, row).await {
+            Ok(loaded) => loaded,
+            Err(err) if !is_instance_fault(&err) => return Err(err),
+            Err(err) => {
+                tracing::warn!(instance = %name, %err, "instance left out of the reminders");
+                continue;
+            }
+        };
         all.push(InstanceHistory {
             id: loaded.row.id,
             name: loaded.row.name,

@@ -38,30 +38,49 @@ impl NewInstance {
     /// Every check that needs no database: callers run it before opening the store so bad
     /// input leaves no trace at all.
     pub fn validate(&self) -> Result<Currency, BillingError> {
-        validate_name(&self.name)?;
-        ProviderKey::parse(&self.provider)?;
-        if self.gpu_model.trim().is_empty() {
-            return Err(BillingError::InvalidInput {
-                field: "gpu_model",
-                reason: "name the GPU model, e.g. \"RTX 4090\"".into(),
-            });
-        }
-        let currency = Currency::parse(&self.currency)?;
-        if let Some(hours) = self.planned_hours {
-            if hours <= Decimal::ZERO {
-                return Err(BillingError::InvalidInput {
-                    field: "planned_hours",
-                    reason: format!("planned hours must be greater than zero (got {hours})"),
-                });
-            }
-            at_most("planned_hours", hours, limits::MAX_HOURS)?;
-        }
+        let (currency, _) = validate_described(
+            &self.name,
+            &self.provider,
+            &self.gpu_model,
+            &self.currency,
+            self.planned_hours,
+        )?;
         if let Some(budget) = self.budget {
             validate_budget(budget)?;
         }
         self.rules.validate()?;
         Ok(currency)
     }
+}
+
+/// The instance's own fields as [`NewInstance::validate`] checks them; an instance pulled from
+/// the team passes the same checks before it is written here.
+pub(crate) fn validate_described(
+    name: &str,
+    provider: &str,
+    gpu_model: &str,
+    currency: &str,
+    planned_hours: Option<Decimal>,
+) -> Result<(Currency, ProviderKey), BillingError> {
+    validate_name(name)?;
+    let provider = ProviderKey::parse(provider)?;
+    if gpu_model.trim().is_empty() {
+        return Err(BillingError::InvalidInput {
+            field: "gpu_model",
+            reason: "name the GPU model, e.g. \"RTX 4090\"".into(),
+        });
+    }
+    let currency = Currency::parse(currency)?;
+    if let Some(hours) = planned_hours {
+        if hours <= Decimal::ZERO {
+            return Err(BillingError::InvalidInput {
+                field: "planned_hours",
+                reason: format!("planned hours must be greater than zero (got {hours})"),
+            });
+        }
+        at_most("planned_hours", hours, limits::MAX_HOURS)?;
+    }
+    Ok((currency, provider))
 }
 
 fn validate_name(name: &str) -> Result<(), BillingError> {

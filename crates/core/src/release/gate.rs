@@ -6,7 +6,9 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use super::bill::{final_bill, FinalBill};
-use super::{blocking, instance_id, latest_check, record_check, CheckOutcome, ReleaseError};
+use super::{
+    blocking, instance_id, latest_check_run_here, record_check, CheckOutcome, ReleaseError,
+};
 use crate::billing::{ledger, PowerAction};
 use crate::store::backups::{self as repo, ReleaseOverrideRow};
 use crate::store::{Store, StoreError};
@@ -67,7 +69,7 @@ pub async fn release(
     }
     let check = match request.fresh.clone() {
         Some(fresh) => Some(fresh),
-        None => latest_check(store, &request.name).await?,
+        None => latest_check_run_here(store, &request.name).await?,
     };
     let mut reasons: Vec<(Option<i64>, String, String)> = Vec::new();
     match &check {

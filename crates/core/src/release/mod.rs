@@ -145,11 +145,33 @@ pub async fn check(
     record_check(store, name, outcome).await
 }
 
-/// The latest recorded check of instance `name`.
+/// The latest recorded check of instance `name` (a teammate's, pulled, included).
 pub async fn latest_check(store: &Store, name: &str) -> Result<Option<CheckOutcome>, ReleaseError> {
+    latest_check_of(store, name, false).await
+}
+
+/// The latest check of instance `name` run on this laptop: what the release gate reads, so a
+/// teammate's check (or one dated ahead) never stands in for the one run here.
+pub async fn latest_check_run_here(
+    store: &Store,
+    name: &str,
+) -> Result<Option<CheckOutcome>, ReleaseError> {
+    latest_check_of(store, name, true).await
+}
+
+async fn latest_check_of(
+    store: &Store,
+    name: &str,
+    run_here: bool,
+) -> Result<Option<CheckOutcome>, ReleaseError> {
     let instance_id = instance_id(store, name).await?;
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-    let Some(row) = repo::latest_check(&mut conn, instance_id).await? else {
+    let row = if run_here {
+        repo::latest_check_run_here(&mut conn, instance_id).await?
+    } else {
+        repo::latest_check(&mut conn, instance_id).await?
+    };
+    let Some(row) = row else {
         return Ok(None);
     };
     let checks: Vec<ReleaseCheck> =

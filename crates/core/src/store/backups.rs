@@ -152,6 +152,25 @@ pub async fn latest_check(
     .await?)
 }
 
+/// The latest check of an instance run on this laptop: not one pulled from a teammate
+/// (`team_records.laptop` names the laptop a pulled one came from; NULL is this one).
+pub async fn latest_check_run_here(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+) -> Result<Option<ReleaseCheckRow>, StoreError> {
+    Ok(sqlx::query_as::<_, ReleaseCheckRow>(
+        "SELECT c.* FROM release_checks c
+         WHERE c.instance_id = ?
+           AND NOT EXISTS (SELECT 1 FROM team_records t
+                           WHERE t.kind = 'release_check' AND t.local_id = c.id
+                             AND t.laptop IS NOT NULL)
+         ORDER BY c.at DESC, c.id DESC LIMIT 1",
+    )
+    .bind(instance_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct ReleaseOverrideRow {
     pub id: i64,

@@ -92,7 +92,7 @@ pub async fn event(
 pub async fn replayed_events_all(
     conn: &mut SqliteConnection,
 ) -> Result<Vec<ReplayedEvent>, StoreError> {
-    replayed_events(conn, None).await
+    replayed_events(conn, None, true).await
 }
 
 /// [`replayed_events_all`] for the instances `instance_ids` only (the team's conflict report,
@@ -101,18 +101,41 @@ pub async fn replayed_events_of(
     conn: &mut SqliteConnection,
     instance_ids: &[i64],
 ) -> Result<Vec<ReplayedEvent>, StoreError> {
-    replayed_events(conn, Some(instance_ids)).await
+    replayed_events(conn, Some(instance_ids), true).await
+}
+
+/// [`replayed_events_of`] as if no resolution were held: the conflicts a pulled resolution may
+/// settle.
+pub async fn unresolved_events_of(
+    conn: &mut SqliteConnection,
+    instance_ids: &[i64],
+) -> Result<Vec<ReplayedEvent>, StoreError> {
+    replayed_events(conn, Some(instance_ids), false).await
+}
+
+/// The uids of the resolutions held here.
+pub async fn uids(conn: &mut SqliteConnection) -> Result<HashSet<String>, StoreError> {
+    Ok(sqlx::query_scalar("SELECT uid FROM ledger_withdrawals")
+        .fetch_all(conn)
+        .await?
+        .into_iter()
+        .collect())
 }
 
 async fn replayed_events(
     conn: &mut SqliteConnection,
     instance_ids: Option<&[i64]>,
+    honour_withdrawals: bool,
 ) -> Result<Vec<ReplayedEvent>, StoreError> {
-    let withdrawn: HashSet<String> = sqlx::query_scalar("SELECT event_uid FROM withdrawn_events")
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .collect();
+    let withdrawn: HashSet<String> = if honour_withdrawals {
+        sqlx::query_scalar("SELECT event_uid FROM withdrawn_events")
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .collect()
+    } else {
+        HashSet::new()
+    };
     const COLUMNS: &str = "json_group_array(json_array(id, instance_id, kind, at, rules_id,
                                traffic_gb, uid, recorded_by, origin_seq))";
     let doc: Option<String> = match instance_ids {

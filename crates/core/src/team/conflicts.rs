@@ -79,9 +79,15 @@ fn refused_in(
     rules: &[ledger_repo::RulesRow],
     replayed: &[ReplayedEvent],
 ) -> Result<Vec<Conflict>, TeamError> {
-    let events = rows::events_from_rows(rules, replayed.iter().map(|row| &row.event))?;
+    let settled = match rows::events_from_rows(rules, replayed.iter().map(|row| &row.event))
+        .and_then(settle)
+    {
+        Ok(settled) => settled,
+        // A value this version refuses outright: that instance is listed as broken, the report
+        // (and the sync that makes it) goes on for the others.
+        Err(err) => return Ok(vec![broken_instance(instance, &err)]),
+    };
     let event_of = |index: usize| &replayed[index].event;
-    let settled = settle(events)?;
     let refused_at: Vec<usize> = settled.refused.iter().map(|(index, _)| *index).collect();
     let member_of = |index: usize| {
         replayed
@@ -121,6 +127,23 @@ fn refused_in(
             }
         })
         .collect())
+}
+
+/// The conflict shown for an instance whose ledger this version cannot bill at all.
+fn broken_instance(instance: &ReplayInputs, err: &crate::billing::BillingError) -> Conflict {
+    Conflict {
+        kind: "broken_instance".into(),
+        instance: instance.name.clone(),
+        instance_uid: instance.uid.clone(),
+        member: String::new(),
+        event_uid: None,
+        event_kind: None,
+        at: None,
+        code: Some(err.code().to_owned()),
+        key: None,
+        message: crate::billing::ledger::broken(&instance.name, err).message,
+        standing: None,
+    }
 }
 
 /// The slice of `rows` (grouped by instance id) that belongs to `instance_id`.
@@ -427,20 +450,71 @@ struct ServerWithdrawal {
     at: String,
 }
 
-/// A row from another laptop, checked like any input from the server.
+/// A row from another laptop, checked like any input from the server (its time in the local
+/// ledger's form, which `withdrawn_events` compares as text).
 fn checked(row: ServerWithdrawal) -> Option<WithdrawalRow> {
     for id in [&row.uid, &row.instance_uid, &row.event_uid, &row.kept_uid] {
         uuid::Uuid::parse_str(id).ok()?;
     }
-    DateTime::parse_from_rfc3339(&row.at).ok()?;
+    let at = super::pull::canonical_time(&row.at).ok()?;
     Some(WithdrawalRow {
         uid: row.uid,
         instance_uid: row.instance_uid,
         event_uid: row.event_uid,
         kept_uid: row.kept_uid,
         recorded_by: row.recorded_by,
-        at: row.at,
+        at,
     })
+}
+
+/// A refused event and the one standing in its place, on one instance, in either order: what a
+/// resolution must name.
+type Pair = (String, String, String);
+
+fn pair(instance_uid: &str, a: &str, b: &str) -> Pair {
+    let (first, second) = if a <= b { (a, b) } else { (b, a) };
+    (instance_uid.to_owned(), first.to_owned(), second.to_owned())
+}
+
+fn pair_of(conflict: &Conflict) -> Option<Pair> {
+    let refused = conflict.event_uid.as_deref()?;
+    let standing = conflict.standing.as_ref()?;
+    Some(pair(&conflict.instance_uid, refused, &standing.event_uid))
+}
+
+/// The pairs a pulled resolution may settle: those the replay finds now (`current`, with the
+/// resolutions held here honoured) and those it finds with none honoured (two members who chose
+/// opposite ways each settle the conflict the other one's choice hides), on the instances the
+/// resolutions name.
+async fn settleable_pairs(
+    store: &Store,
+    current: &[Conflict],
+    rows: &[ServerWithdrawal],
+) -> Result<std::collections::HashSet<Pair>, TeamError> {
+    let mut pairs: std::collections::HashSet<Pair> = current.iter().filter_map(pair_of).collect();
+    let named: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r.instance_uid.as_str()).collect();
+    let named: Vec<&str> = named.into_iter().collect();
+    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let ids = repo::local_ids(&mut conn, "instances", &named).await?;
+    let id_list: Vec<i64> = ids.values().copied().collect();
+    let events = withdrawals::unresolved_events_of(&mut conn, &id_list).await?;
+    let rules = ledger_repo::all_rules(&mut conn).await?;
+    for (uid, id) in &ids {
+        let instance = ReplayInputs {
+            instance_id: *id,
+            name: String::new(),
+            uid: uid.clone(),
+            fingerprint: String::new(),
+        };
+        let found = refused_in(
+            &instance,
+            group_of(&rules, *id, |row| row.instance_id),
+            group_of(&events, *id, |row| row.event.instance_id),
+        )?;
+        pairs.extend(found.iter().filter_map(pair_of));
+    }
+    Ok(pairs)
 }
 
 /// Share this laptop's resolutions with the team and take the others', given the conflicts the
@@ -449,12 +523,13 @@ fn checked(row: ServerWithdrawal) -> Option<WithdrawalRow> {
 /// or a resolution is held here (a resolution only ever changes a bill where its two events
 /// conflict: a laptop that lacks one of them meets the conflict, and fetches, in the sync that
 /// brings it; one that holds a resolution must see an opposite one made elsewhere). Returns how
-/// many arrived.
+/// many arrived or were newly listed as unreadable (either changes the conflict list).
 pub async fn exchange(
     store: &Store,
     server: &mut Server,
     team_id: i64,
     current: &[Conflict],
+    now: DateTime<Utc>,
 ) -> Result<i64, TeamError> {
     let mine = {
         let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
@@ -502,13 +577,59 @@ pub async fn exchange(
     .fetch_all(&mut server.conn)
     .await
     .map_err(|e| server.failed(&e))?;
+    let held = {
+        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        withdrawals::uids(&mut conn).await?
+    };
+    let theirs: Vec<ServerWithdrawal> = theirs
+        .into_iter()
+        .filter(|row| !held.contains(&row.uid))
+        .collect();
+    if theirs.is_empty() {
+        return Ok(0);
+    }
+    // A resolution takes an event out of every bill, so it is honoured only when it settles a
+    // conflict the replay here actually finds; anything else is listed, never applied.
+    let pairs = settleable_pairs(store, current, &theirs).await?;
     let mut tx = store.write().await?;
     let mut arrived = 0;
     for row in theirs {
-        match checked(row) {
-            Some(row) => arrived += i64::from(withdrawals::insert(&mut tx, &row, true).await?),
-            None => tracing::warn!("an unreadable conflict resolution from the team was skipped"),
-        }
+        let (uid, member, instance_uid) = (
+            row.uid.clone(),
+            row.recorded_by.clone(),
+            row.instance_uid.clone(),
+        );
+        let (event_uid, kept_uid) = (row.event_uid.clone(), row.kept_uid.clone());
+        let detail = match checked(row) {
+            Some(row)
+                if pairs.contains(&pair(&row.instance_uid, &row.event_uid, &row.kept_uid)) =>
+            {
+                arrived += i64::from(withdrawals::insert(&mut tx, &row, true).await?);
+                continue;
+            }
+            Some(_) => format!(
+                "{member}'s resolution withdrawing event {event_uid} for {kept_uid} does not \
+                 settle a conflict of these two events here; it is not applied"
+            ),
+            None => format!("{member}'s resolution {uid:?} could not be read; it is not applied"),
+        };
+        let instance_name = repo::instance_name_by_uid(&mut tx, &instance_uid).await?;
+        // A new notice changes the list the sync reports, as an arrived resolution does.
+        arrived += i64::from(
+            repo::record_conflict(
+                &mut tx,
+                &repo::ConflictRow {
+                    key: format!("unreadable_resolution:{uid}"),
+                    kind: "unreadable".into(),
+                    instance_uid,
+                    instance_name,
+                    member,
+                    detail,
+                    found_at: now,
+                },
+            )
+            .await?,
+        );
     }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(arrived)

@@ -36,6 +36,12 @@ pub enum TeamError {
     AlertMinutes { min: u32, max: u32 },
     #[error("{name} is not a member of this team (members join with `leasehold team connect`)")]
     UnknownMember { name: String },
+    #[error("the team database at {host} showed a certificate this computer does not trust ({detail}); if the lab runs its own CA, connect again with --ca-file CA.pem — nothing was sent or changed")]
+    UntrustedCertificate { host: String, detail: String },
+    #[error("cannot use the CA file {path} for the team database: {detail}")]
+    CaFile { path: String, detail: String },
+    #[error("the team database did not finish within {seconds} s; the sync stopped where it was, nothing is lost, and the next one continues from there")]
+    TimedOut { seconds: u64 },
     #[error(transparent)]
     Billing(#[from] BillingError),
     #[error(transparent)]
@@ -58,6 +64,9 @@ impl Coded for TeamError {
             Self::ConflictGone => "team.conflict_gone",
             Self::AlertMinutes { .. } => "team.alert_minutes",
             Self::UnknownMember { .. } => "team.unknown_member",
+            Self::TimedOut { .. } => "team.timed_out",
+            Self::CaFile { .. } => "team.ca_file",
+            Self::UntrustedCertificate { .. } => "team.untrusted_certificate",
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
         }
@@ -70,6 +79,7 @@ impl Coded for TeamError {
             | Self::PasswordEnvMissing { .. }
             | Self::ConflictGone
             | Self::AlertMinutes { .. }
+            | Self::CaFile { .. }
             | Self::UnknownMember { .. } => true,
             Self::Billing(err) => err.is_bad_input(),
             _ => false,
@@ -78,9 +88,10 @@ impl Coded for TeamError {
 
     fn field(&self) -> Option<&'static str> {
         match self {
-            Self::InvalidUrl { .. } | Self::Unreachable { .. } | Self::NewerSchema { .. } => {
-                Some("url")
-            }
+            Self::InvalidUrl { .. }
+            | Self::Unreachable { .. }
+            | Self::NewerSchema { .. }
+            | Self::UntrustedCertificate { .. } => Some("url"),
             Self::InvalidName { field, .. } => Some(field),
             Self::AlertMinutes { .. } => Some("after_minutes"),
             Self::UnknownMember { .. } => Some("recipients"),
@@ -105,6 +116,9 @@ impl Coded for TeamError {
                 vec![("min", min.to_string()), ("max", max.to_string())]
             }
             Self::UnknownMember { name } => vec![("name", name.clone())],
+            Self::TimedOut { seconds } => vec![("seconds", seconds.to_string())],
+            Self::CaFile { path, .. } => vec![("path", path.clone())],
+            Self::UntrustedCertificate { host, .. } => vec![("host", host.clone())],
             Self::InvalidName { field, reason } => {
                 vec![("field", (*field).to_owned()), ("reason", reason.clone())]
             }
@@ -125,6 +139,14 @@ pub(crate) fn from_sqlx(
     had_password: bool,
 ) -> TeamError {
     let (host, port, user) = (server.host.as_str(), server.port, server.user.as_str());
+    // rustls reports a certificate it cannot verify through the socket's I/O error.
+    let text = err.to_string();
+    if matches!(err, sqlx::Error::Io(_) | sqlx::Error::Tls(_)) && text.contains("certificate") {
+        return TeamError::UntrustedCertificate {
+            host: host.to_owned(),
+            detail: text,
+        };
+    }
     match err {
         sqlx::Error::Io(io) => TeamError::Unreachable {
             host: host.to_owned(),
@@ -140,6 +162,10 @@ pub(crate) fn from_sqlx(
             host: host.to_owned(),
             port,
             detail: "timed out".into(),
+        },
+        // `statement_timeout` (`link::STATEMENT_TIMEOUT`) cancelled the statement.
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("57014") => TeamError::TimedOut {
+            seconds: super::link::STATEMENT_TIMEOUT.as_secs(),
         },
         sqlx::Error::Database(db) if db.code().as_deref() == Some("28P01") => {
             if had_password {

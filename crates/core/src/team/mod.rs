@@ -72,11 +72,19 @@ pub struct TeamLink {
     pub last_sync_at: Option<DateTime<Utc>>,
     /// Whether the password is kept in the OS keychain (false: PGPASSWORD / ~/.pgpass, or none).
     pub password_in_keychain: bool,
+    /// The code of the warning about this link's TLS (`team.tls_unverified`: the certificate is
+    /// not checked; `team.tls_off`: no encryption), when the URL asked for less than the default.
+    pub tls_warning: Option<String>,
 }
 
 impl TeamLink {
     fn of(row: &LinkRow, password_in_keychain: bool) -> Self {
+        let tls_warning = ServerAddress::parse(&row.url)
+            .ok()
+            .and_then(|(address, _)| address.tls_warning())
+            .map(str::to_owned);
         Self {
+            tls_warning,
             url: row.url.clone(),
             member: row.member.clone(),
             team: row.team.clone(),
@@ -187,9 +195,31 @@ pub async fn open_linked(store: &Store) -> Result<(Server, LinkRow), TeamError> 
     Ok((server, row))
 }
 
+/// The longest a whole sync may take: a server that stops answering (a half-open connection, a
+/// stalled proxy) ends it with [`TeamError::TimedOut`] instead of holding the background sync.
+/// Every page is committed with its cursor, so a sync cut here loses nothing.
+pub const SYNC_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Push what this laptop recorded, pull what the others did, and list the conflicts.
 #[tracing::instrument(skip_all, err)]
 pub async fn sync(store: &Store, now: DateTime<Utc>) -> Result<SyncReport, TeamError> {
+    sync_within(store, now, SYNC_TIMEOUT).await
+}
+
+/// [`sync`], given up after `limit`.
+pub async fn sync_within(
+    store: &Store,
+    now: DateTime<Utc>,
+    limit: std::time::Duration,
+) -> Result<SyncReport, TeamError> {
+    tokio::time::timeout(limit, sync_unbounded(store, now))
+        .await
+        .unwrap_or(Err(TeamError::TimedOut {
+            seconds: limit.as_secs(),
+        }))
+}
+
+async fn sync_unbounded(store: &Store, now: DateTime<Utc>) -> Result<SyncReport, TeamError> {
     let (mut server, row) = open_linked(store).await?;
     let mut report = sync_with(store, &mut server, &row, now).await;
     if report.is_ok() {
@@ -231,7 +261,7 @@ pub async fn sync_with(
     let warmed = warmup.finish().await;
     // After the events, so every instance a resolution names is on the server.
     let mut found = conflicts::conflicts_using(store, warmed).await?;
-    if conflicts::exchange(store, server, row.team_id, &found).await? > 0 {
+    if conflicts::exchange(store, server, row.team_id, &found, now).await? > 0 {
         found = conflicts::conflicts(store).await?;
     }
     let mut tx = store.write().await?;

@@ -146,7 +146,7 @@ pub async fn apply(
             .execute(&mut *conn)
             .await
             .map_err(StoreError::from)?;
-        let outcome = apply_one(conn, record, kind, laptop).await;
+        let outcome = apply_one(conn, record, kind, laptop, now).await;
         let release = match &outcome {
             Ok(_) => "RELEASE team_record",
             Err(_) => "ROLLBACK TO team_record",
@@ -200,12 +200,28 @@ async fn instance_name(conn: &mut SqliteConnection, uid: &str) -> Result<String,
     )
 }
 
+/// How far past this laptop's clock a pulled record's time may lie: clocks drift a little, but a
+/// release check or backup "from the future" would outrank every real one.
+pub const CLOCK_SKEW: chrono::Duration = chrono::Duration::minutes(10);
+
+/// `at`, unless it lies beyond `now` plus [`CLOCK_SKEW`].
+fn not_future(at: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    if at > now + CLOCK_SKEW {
+        return Err(format!(
+            "it is dated {}, later than this laptop's clock allows",
+            at.to_rfc3339()
+        ));
+    }
+    Ok(at)
+}
+
 /// Write one record if it wins; `Err` says why it cannot be read.
 async fn apply_one(
     conn: &mut SqliteConnection,
     record: &PulledRecord,
     kind: &str,
     my_laptop: &str,
+    now: DateTime<Utc>,
 ) -> Result<bool, String> {
     let key = record.key.as_deref().ok_or("no key")?;
     let version = record.version.filter(|v| *v > 0).ok_or("no version")?;
@@ -230,10 +246,10 @@ async fn apply_one(
     let local_id = match kind {
         "budget" => put_budget(conn, instance_id, body).await?,
         "project" => put_project(conn, instance_id, body).await?,
-        "reminder" => put_reminder(conn, instance_id, body.ok_or("no content")?).await?,
-        "backup" => put_backup(conn, instance_id, member, body.ok_or("no content")?).await?,
-        "release_check" => put_check(conn, instance_id, body.ok_or("no content")?).await?,
-        _ => put_override(conn, instance_id, body.ok_or("no content")?).await?,
+        "reminder" => put_reminder(conn, instance_id, body.ok_or("no content")?, now).await?,
+        "backup" => put_backup(conn, instance_id, member, body.ok_or("no content")?, now).await?,
+        "release_check" => put_check(conn, instance_id, body.ok_or("no content")?, now).await?,
+        _ => put_override(conn, instance_id, body.ok_or("no content")?, now).await?,
     };
     repo::set_pulled_record(conn, kind, local_id, key, version, laptop, member)
         .await
@@ -318,6 +334,7 @@ async fn put_reminder(
     conn: &mut SqliteConnection,
     instance_id: i64,
     body: &serde_json::Value,
+    now: DateTime<Utc>,
 ) -> Result<i64, String> {
     let kind = text(body, "kind")?;
     let occurrence = text(body, "occurrence")?;
@@ -335,10 +352,15 @@ async fn put_reminder(
         kind,
         occurrence,
         &checked_time(body, "due_at")?,
-        &checked_time(body, "fired_at")?,
+        // When it fired and was dismissed are past events; when it is due or snoozed until may
+        // lie ahead.
+        &not_future(time(text(body, "fired_at")?)?, now)?.to_rfc3339(),
         silent,
         optional_time(body, "snoozed_until")?.as_deref(),
-        optional_time(body, "dismissed_at")?.as_deref(),
+        optional_text(body, "dismissed_at")
+            .map(|t| not_future(time(t)?, now).map(|t| t.to_rfc3339()))
+            .transpose()?
+            .as_deref(),
     )
     .await
     .map_err(|e| e.to_string())
@@ -358,16 +380,17 @@ async fn put_backup(
     instance_id: i64,
     member: &str,
     body: &serde_json::Value,
+    now: DateTime<Utc>,
 ) -> Result<i64, String> {
     let db = |err: StoreError| err.to_string();
     let row = BackupRow {
         id: 0,
         instance_id: Some(instance_id),
         target: text(body, "target")?.to_owned(),
-        // The copy is on the member's own computer, not here.
-        local_dir: format!("{member}: {}", text(body, "local_dir")?),
-        started_at: time(text(body, "started_at")?)?,
-        finished_at: time(text(body, "finished_at")?)?,
+        // The copy is on the member's own computer, not here; where on it is not shared.
+        local_dir: format!("{member}: (kept on {member}'s computer)"),
+        started_at: not_future(time(text(body, "started_at")?)?, now)?,
+        finished_at: not_future(time(text(body, "finished_at")?)?, now)?,
         files: count(body, "files")?,
         bytes: count(body, "bytes")?,
     };
@@ -393,11 +416,14 @@ async fn put_backup(
                 backup_id,
                 kind: kind.to_owned(),
                 remote_path: text(item, "remote_path")?.to_owned(),
-                local_path: optional_text(item, "local_path").map(|p| format!("{member}: {p}")),
+                // An older version shared these; they name the member's own computer.
+                local_path: None,
                 files: count(item, "files")?,
                 bytes: count(item, "bytes")?,
                 sha256: sha256.map(str::to_owned),
-                detail: optional_text(item, "detail").map(str::to_owned),
+                detail: optional_text(item, "detail")
+                    .filter(|_| kind != "git_push")
+                    .map(|d| crate::redact::redact_urls(d).into_owned()),
             },
         )
         .await
@@ -410,6 +436,7 @@ async fn put_check(
     conn: &mut SqliteConnection,
     instance_id: i64,
     body: &serde_json::Value,
+    now: DateTime<Utc>,
 ) -> Result<i64, String> {
     let checks = body
         .get("checks")
@@ -425,7 +452,7 @@ async fn put_check(
         &ReleaseCheckRow {
             id: 0,
             instance_id,
-            at: time(text(body, "at")?)?,
+            at: not_future(time(text(body, "at")?)?, now)?,
             blocked,
             checks: checks.to_string(),
         },
@@ -438,6 +465,7 @@ async fn put_override(
     conn: &mut SqliteConnection,
     instance_id: i64,
     body: &serde_json::Value,
+    now: DateTime<Utc>,
 ) -> Result<i64, String> {
     let db = |err: StoreError| err.to_string();
     let reason = text(body, "reason")?;
@@ -456,7 +484,7 @@ async fn put_override(
             check_id,
             code: text(body, "code")?.to_owned(),
             reason: reason.to_owned(),
-            at: time(text(body, "at")?)?,
+            at: not_future(time(text(body, "at")?)?, now)?,
         },
     )
     .await

@@ -127,11 +127,23 @@ pub async fn instances(store: &Store, now: DateTime<Utc>) -> Result<Vec<TeamInst
     for row in ledger_repo::list_instances(&mut conn).await? {
         let rules = ledger_repo::rules_for(&mut conn, row.id).await?;
         let event_rows = ledger_repo::events_for(&mut conn, row.id).await?;
-        let events = settle(rows::events_from_rows(&rules, &event_rows)?)?.accepted;
-        let at_now = engine::compute(&events, now)?;
-        let at_start = engine::compute(&events, since)?;
-        let total = at_now.total()?;
-        let before = at_start.total()?;
+        let costed = (|| {
+            let events = settle(rows::events_from_rows(&rules, &event_rows)?)?.accepted;
+            let at_now = engine::compute(&events, now)?;
+            let at_start = engine::compute(&events, since)?;
+            let total = at_now.total()?;
+            let before = at_start.total()?;
+            Ok::<_, crate::billing::BillingError>((at_now, total, before))
+        })();
+        // One instance this version cannot bill is left out of the team views (the conflicts
+        // list names it), not the whole page.
+        let (at_now, total, before) = match costed {
+            Ok(costed) => costed,
+            Err(err) => {
+                tracing::warn!(instance = %row.name, %err, "instance left out of the team views");
+                continue;
+            }
+        };
         let (uid, member) = recorders.get(&row.id).cloned().unwrap_or_default();
         found.push(TeamInstance {
             uid,

@@ -7,4 +7,9 @@ export type TeamLink = { url: string, member: string, team: string, connected_at
 /**
  * Whether the password is kept in the OS keychain (false: PGPASSWORD / ~/.pgpass, or none).
  */
-password_in_keychain: boolean, };
+password_in_keychain: boolean, 
+/**
+ * The code of the warning about this link's TLS (`team.tls_unverified`: the certificate is
+ * not checked; `team.tls_off`: no encryption), when the URL asked for less than the default.
+ */
+tls_warning: string | null, };

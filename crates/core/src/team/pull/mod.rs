@@ -12,26 +12,28 @@
 //! skipped by its uid. A pull skips the events this laptop pushed itself (it has them), and
 //! moves its cursor past them using the team's counter read in the same snapshot.
 //!
-//! Rows from the server come from other members' laptops, so each is checked like input: a row
-//! this version cannot read is listed as a conflict, never written into the ledger.
+//! Rows from the server come from other members' laptops, so each is checked like input
+//! ([`check`], pure): a row that fails is listed as an unreadable conflict with who pushed it,
+//! never written into the ledger. [`write`] writes a checked page and its cursors.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::str::FromStr;
+use std::collections::BTreeSet;
+
+mod check;
+mod write;
 
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
-use rust_decimal::Decimal;
 use serde::Deserialize;
-use sqlx::pool::PoolConnection;
-use sqlx::{FromRow, Sqlite, SqliteConnection};
+use sqlx::FromRow;
+
+pub(crate) use check::canonical_time;
+use check::{CheckedEvent, CheckedRules, PageEvent, PageInstance, Refused};
+use write::{apply, checkpoint_later, page_writer};
 
 use super::conflicts::Warmup;
-use super::records::{self, PulledRecord};
 use super::server::Server;
 use super::TeamError;
-use crate::billing::rows;
-use crate::store::ledger::RulesRow;
-use crate::store::team::{self as repo, ConflictRow, PulledInstance, SharedRules};
+use crate::store::team as repo;
 use crate::store::{Store, StoreError};
 
 /// The most events per page: 100 000 events arrive in eight round trips, each overlapping the
@@ -173,64 +175,6 @@ struct Extras {
     budgets_json: Option<String>,
 }
 
-/// An event of a page (every field optional: a row from a newer or broken client must be
-/// reported, not fail the whole page). It arrives as a JSON array in field order (half the
-/// server's work of an object with keys, for the thousands of events of a page).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-struct PageEvent {
-    seq: Option<i64>,
-    uid: Option<String>,
-    instance_uid: Option<String>,
-    kind: Option<String>,
-    at: Option<String>,
-    recorded_by: Option<String>,
-    origin_seq: Option<i64>,
-    traffic_gb: Option<String>,
-    rules: Option<serde_json::Value>,
-}
-
-/// An instance of a page.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-struct PageInstance {
-    uid: Option<String>,
-    name: Option<String>,
-    provider: Option<String>,
-    region: Option<String>,
-    gpu_model: Option<String>,
-    currency: Option<String>,
-    notes: Option<String>,
-    planned_hours: Option<String>,
-    created_at: Option<String>,
-    recorded_by: Option<String>,
-}
-
-/// A team budget as the server holds it.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-struct TeamBudgetRow {
-    currency: Option<String>,
-    amount: Option<String>,
-    set_by: Option<String>,
-}
-
-/// The team budgets this version can read (`(currency, amount, set_by)`).
-fn checked_budgets(rows: &[TeamBudgetRow]) -> Vec<(String, String, String)> {
-    rows.iter()
-        .filter_map(|row| {
-            let currency = crate::billing::Currency::parse(row.currency.as_deref()?).ok()?;
-            let amount = Decimal::from_str(row.amount.as_deref()?).ok()?;
-            crate::billing::new_instance::validate_budget(amount).ok()?;
-            Some((
-                currency.code().to_owned(),
-                amount.normalize().to_string(),
-                row.set_by.clone()?,
-            ))
-        })
-        .collect()
-}
-
 /// What one pull did.
 #[derive(Debug, Default)]
 pub struct Pulled {
@@ -300,53 +244,6 @@ fn after(page: &Page, at: Cursors) -> (Cursors, bool) {
     };
     let more = events_full || records_full || page.extras.is_none();
     (Cursors { events, records }, more)
-}
-
-/// Write one prepared page and its cursors in one local transaction; the instances (by uid) it
-/// wrote events of.
-async fn apply(
-    writer: &mut SqliteConnection,
-    prepared: &mut Prepared,
-    next: Cursors,
-    laptop: &str,
-    now: DateTime<Utc>,
-    pulled: &mut Pulled,
-) -> Result<BTreeSet<String>, TeamError> {
-    let page = &prepared.page;
-    let brings_records = page.extras.is_some() && page.events < page.limit;
-    // Every id an event or rules version refers to comes from this page's own lookups, in this
-    // same transaction. SQLite checking each reference again (a lookup or two per event, about
-    // a tenth of the write) is only paid on the page that brings shared records, whose
-    // references another laptop chose. The setting cannot change inside a transaction.
-    let check = if brings_records {
-        "PRAGMA foreign_keys = ON"
-    } else {
-        "PRAGMA foreign_keys = OFF"
-    };
-    sqlx::query(check)
-        .execute(&mut *writer)
-        .await
-        .map_err(StoreError::from)?;
-    // Taking the write lock up front, as `Store::write` does.
-    let mut tx = sqlx::Connection::begin_with(writer, "BEGIN IMMEDIATE")
-        .await
-        .map_err(StoreError::from)?;
-    let events = std::mem::take(&mut prepared.events);
-    let applied = write_page(&mut tx, prepared, events, now).await?;
-    pulled.events += applied.events;
-    pulled.touched.extend(applied.touched.iter().cloned());
-    if let Some(extras) = page.extras.as_ref().filter(|_| brings_records) {
-        let list: Vec<PulledRecord> = parse_list(&extras.records_json, "records")?;
-        pulled.records += records::apply(&mut tx, &list, laptop, now).await?;
-        let budgets: Vec<TeamBudgetRow> = parse_list(
-            extras.budgets_json.as_deref().unwrap_or("[]"),
-            "team budgets",
-        )?;
-        repo::replace_team_budgets(&mut tx, &checked_budgets(&budgets)).await?;
-    }
-    repo::set_pulled_seq(&mut tx, next.events, next.records).await?;
-    tx.commit().await.map_err(StoreError::from)?;
-    Ok(applied.touched)
 }
 
 /// Fetch a page and read it on a blocking thread, so the reading overlaps the writing of the
@@ -476,62 +373,12 @@ pub async fn pull(
     Ok(pulled)
 }
 
-/// The connection a pull writes its pages on, with SQLite's automatic checkpoints off: each
-/// page's commit would otherwise copy the write-ahead log back into the database file, and sync
-/// it, while the user waits for the pull. The log is copied once, after the pull
-/// ([`checkpoint_later`]), as PostgreSQL's own checkpointer does after a commit. The connection
-/// is closed when the pull is done or fails, never handed back to the pool with its settings
-/// (this one, and the foreign-key checks [`apply`] turns off for pages without records).
-async fn page_writer(store: &Store) -> Result<PoolConnection<Sqlite>, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-    conn.close_on_drop();
-    sqlx::query("PRAGMA wal_autocheckpoint = 0")
-        .execute(&mut *conn)
-        .await
-        .map_err(StoreError::from)?;
-    Ok(conn)
-}
-
-/// Copy the pull's pages from the write-ahead log into the database file, without making the
-/// sync wait for it (readers and writers go on meanwhile; one that exits first leaves the log
-/// to the next checkpoint, as SQLite always does).
-fn checkpoint_later(mut writer: PoolConnection<Sqlite>) {
-    tokio::spawn(async move {
-        if let Err(err) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(&mut *writer)
-            .await
-        {
-            tracing::debug!(%err, "checkpoint after a pull failed; the next one copies the log");
-        }
-    });
-}
-
 fn parse_list<T: for<'de> Deserialize<'de>>(json: &str, what: &str) -> Result<Vec<T>, TeamError> {
     // The JSON is built by this version's own query from typed columns, so its shape and types
     // are known; only the values are another laptop's input, and `check` reads those.
     serde_json::from_str(json).map_err(|err| TeamError::Server {
         detail: format!("the team database sent unreadable {what}: {err}"),
     })
-}
-
-/// A pulled event checked and ready to write (as `store::team::PulledEvent`).
-#[derive(Debug)]
-struct CheckedEvent {
-    uid: String,
-    instance_uid: String,
-    kind: String,
-    at: String,
-    recorded_by: String,
-    origin_seq: i64,
-    traffic_gb: Option<String>,
-    rules_uid: Option<String>,
-}
-
-/// A pulled rules version with the instance it belongs to.
-#[derive(Debug)]
-struct CheckedRules {
-    instance_uid: String,
-    rules: SharedRules,
 }
 
 /// A page read and checked (on a blocking thread), ready to write.
@@ -650,27 +497,11 @@ fn prepare(arrived: Arrived, limit: i64) -> Result<Prepared, TeamError> {
         Arrived::Json(page) => read_json(page, limit)?,
         Arrived::Copied(bytes) => read_copied(&bytes, limit)?,
     };
-    let readable: HashMap<&str, Result<(), String>> = instances
-        .iter()
-        .filter_map(|row| Some((row.uid.as_deref()?, check_instance(row).map(|_| ()))))
-        .collect();
-    let mut events = Vec::with_capacity(rows.len());
-    let mut rules = Vec::new();
-    let mut unreadable = Vec::new();
-    for row in rows {
-        match check_event(row, &readable) {
-            Ok((event, Some(event_rules))) => {
-                rules.push(CheckedRules {
-                    instance_uid: event.instance_uid.clone(),
-                    rules: event_rules,
-                });
-                events.push(event);
-            }
-            Ok((event, None)) => events.push(event),
-            Err(refused) => unreadable.push(*refused),
-        }
-    }
-    events.sort_unstable_by(|a, b| a.uid.cmp(&b.uid));
+    let check::Checked {
+        events,
+        rules,
+        unreadable,
+    } = check::check_rows(rows, &instances);
     Ok(Prepared {
         page,
         instances,
@@ -678,322 +509,6 @@ fn prepare(arrived: Arrived, limit: i64) -> Result<Prepared, TeamError> {
         rules,
         unreadable,
     })
-}
-
-const KINDS: [&str; 7] = [
-    "created",
-    "started",
-    "stopped",
-    "no_gpu_started",
-    "released",
-    "rule_changed",
-    "traffic_recorded",
-];
-
-fn required<'a>(value: &'a Option<String>, what: &str) -> Result<&'a str, String> {
-    value.as_deref().ok_or_else(|| format!("{what} is missing"))
-}
-
-fn check_uuid(id: &str) -> Result<(), String> {
-    uuid::Uuid::parse_str(id)
-        .map(|_| ())
-        .map_err(|_| format!("{id:?} is not a UUID"))
-}
-
-fn check_time(time: &str) -> Result<(), String> {
-    DateTime::parse_from_rfc3339(time)
-        .map(|_| ())
-        .map_err(|_| format!("{time:?} is not a time"))
-}
-
-/// A name this laptop can store (the ledger refuses a blank one).
-fn checked_name(name: &Option<String>) -> Result<&str, String> {
-    let name = required(name, "instance name")?;
-    if name.trim().is_empty() {
-        return Err("instance name is blank".into());
-    }
-    Ok(name)
-}
-
-/// An instance as it will be written here (name not yet made free).
-fn check_instance(row: &PageInstance) -> Result<PulledInstance<'_>, String> {
-    let uid = required(&row.uid, "instance")?;
-    check_uuid(uid)?;
-    let created_at = required(&row.created_at, "creation time")?;
-    check_time(created_at)?;
-    Ok(PulledInstance {
-        uid,
-        local_name: checked_name(&row.name)?,
-        provider: required(&row.provider, "provider")?,
-        region: row.region.as_deref(),
-        gpu_model: required(&row.gpu_model, "GPU model")?,
-        currency: required(&row.currency, "currency")?,
-        notes: row.notes.as_deref(),
-        planned_hours: row.planned_hours.as_deref(),
-        created_at,
-        recorded_by: required(&row.recorded_by, "instance member")?,
-    })
-}
-
-/// A row this version cannot read, and why.
-type Refused = (PageEvent, String);
-
-/// The event of `row`, or the row and why this version cannot take it.
-fn check_event(
-    row: PageEvent,
-    instances: &HashMap<&str, Result<(), String>>,
-) -> Result<(CheckedEvent, Option<SharedRules>), Box<Refused>> {
-    let rules = match check_fields(&row, instances) {
-        Ok(rules) => rules,
-        Err(reason) => return Err(Box::new((row, reason))),
-    };
-    match row {
-        PageEvent {
-            uid: Some(uid),
-            instance_uid: Some(instance_uid),
-            kind: Some(kind),
-            at: Some(at),
-            recorded_by: Some(recorded_by),
-            origin_seq,
-            traffic_gb,
-            ..
-        } => Ok((
-            CheckedEvent {
-                uid,
-                instance_uid,
-                kind,
-                at,
-                recorded_by,
-                origin_seq: origin_seq.unwrap_or_default(),
-                traffic_gb,
-                rules_uid: rules.as_ref().map(|r| r.uid.clone()),
-            },
-            rules,
-        )),
-        row => Err(Box::new((row, "the event is incomplete".into()))),
-    }
-}
-
-/// The event's rules version, once every field of `row` reads as this version expects.
-fn check_fields(
-    row: &PageEvent,
-    instances: &HashMap<&str, Result<(), String>>,
-) -> Result<Option<SharedRules>, String> {
-    let uid = required(&row.uid, "uid")?;
-    check_uuid(uid)?;
-    let instance_uid = required(&row.instance_uid, "instance")?;
-    match instances.get(instance_uid) {
-        Some(Ok(_)) => {}
-        Some(Err(reason)) => return Err(reason.clone()),
-        None => return Err("instance is missing".into()),
-    }
-    let kind = required(&row.kind, "kind")?;
-    if !KINDS.contains(&kind) {
-        return Err(format!("unknown event kind {kind:?}"));
-    }
-    let at = required(&row.at, "time")?;
-    check_time(at)?;
-    required(&row.recorded_by, "member")?;
-    let traffic_gb = row.traffic_gb.as_deref();
-    if (kind == "traffic_recorded") != traffic_gb.is_some() {
-        return Err("traffic amount does not match the event kind".into());
-    }
-    if let Some(gb) = traffic_gb {
-        let gb = Decimal::from_str(gb).map_err(|_| format!("{gb:?} is not an amount"))?;
-        if gb.is_sign_negative() {
-            return Err("negative traffic".into());
-        }
-    }
-    let rules = match &row.rules {
-        None | Some(serde_json::Value::Null) => None,
-        Some(json) => {
-            let rules: SharedRules = serde_json::from_value(json.clone())
-                .map_err(|err| format!("unreadable rules: {err}"))?;
-            check_rules(&rules)?;
-            Some(rules)
-        }
-    };
-    if matches!(kind, "created" | "rule_changed") != rules.is_some() {
-        return Err("rules do not match the event kind".into());
-    }
-    Ok(rules)
-}
-
-/// The rules must read back as valid billing rules here, or the bill could not be computed.
-fn check_rules(rules: &SharedRules) -> Result<(), String> {
-    uuid::Uuid::parse_str(&rules.uid).map_err(|_| "rules id is not a UUID".to_owned())?;
-    let effective_from = DateTime::parse_from_rfc3339(&rules.effective_from)
-        .map_err(|_| "rules time is not a time".to_owned())?
-        .with_timezone(&Utc);
-    let row = RulesRow {
-        id: 0,
-        instance_id: 0,
-        effective_from,
-        price_per_gpu_hour: rules.price_per_gpu_hour.clone(),
-        gpu_count: rules.gpu_count,
-        billing_starts: rules.billing_starts.clone(),
-        stopped_billing: rules.stopped_billing.clone(),
-        stopped_rate: rules.stopped_rate.clone(),
-        no_gpu_rate: rules.no_gpu_rate.clone(),
-        data_disk_per_hour: rules.data_disk_per_hour.clone(),
-        snapshot_per_hour: rules.snapshot_per_hour.clone(),
-        public_ip_per_hour: rules.public_ip_per_hour.clone(),
-        traffic_per_gb: rules.traffic_per_gb.clone(),
-        granularity: rules.granularity.clone(),
-        wipe_after_stopped_days: rules.wipe_after_stopped_days,
-    };
-    let parsed = rows::rules_from_row(&row).map_err(|err| err.to_string())?;
-    parsed.validate().map_err(|err| err.to_string())
-}
-
-/// A free local name for a shared instance whose name is taken here by another instance.
-async fn free_name(
-    conn: &mut SqliteConnection,
-    name: &str,
-    member: &str,
-    uid: &str,
-) -> Result<String, StoreError> {
-    let candidate = format!("{name}@{member}");
-    if !repo::name_taken(conn, &candidate).await? {
-        return Ok(candidate);
-    }
-    Ok(format!("{name}@{member}-{}", &uid[..8]))
-}
-
-/// What one page changed here.
-struct Applied {
-    events: i64,
-    touched: BTreeSet<String>,
-}
-
-/// Write one page: its new instances, every rules version and every event, each with a few
-/// multi-row statements (an instance whose name is taken here alone goes on its own).
-async fn write_page(
-    conn: &mut SqliteConnection,
-    prepared: &Prepared,
-    events: Vec<CheckedEvent>,
-    now: DateTime<Utc>,
-) -> Result<Applied, TeamError> {
-    let instances: HashMap<&str, Result<PulledInstance<'_>, String>> = prepared
-        .instances
-        .iter()
-        .filter_map(|row| Some((row.uid.as_deref()?, check_instance(row))))
-        .collect();
-    for (row, reason) in &prepared.unreadable {
-        let uid = row.uid.clone().unwrap_or_default();
-        let instance_uid = row.instance_uid.clone().unwrap_or_default();
-        let name = instances
-            .get(instance_uid.as_str())
-            .and_then(|i| i.as_ref().ok())
-            .map(|i| i.local_name.to_owned())
-            .unwrap_or_default();
-        repo::record_conflict(
-            conn,
-            &ConflictRow {
-                key: format!("unreadable:{uid}:{}", row.seq.unwrap_or_default()),
-                kind: "unreadable".into(),
-                instance_uid,
-                instance_name: name,
-                member: row.recorded_by.clone().unwrap_or_default(),
-                detail: reason.clone(),
-                found_at: now,
-            },
-        )
-        .await?;
-    }
-    let used: Vec<String> = events
-        .iter()
-        .map(|e| e.instance_uid.as_str())
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    let used_uids: Vec<&str> = used.iter().map(String::as_str).collect();
-    let mut instance_ids = repo::local_ids(conn, "instances", &used_uids).await?;
-    let new_instances: Vec<PulledInstance<'_>> = used_uids
-        .iter()
-        .filter(|uid| !instance_ids.contains_key(**uid))
-        .filter_map(|uid| instances.get(uid)?.as_ref().ok().cloned())
-        .collect();
-    let under_own_name = repo::insert_pulled_instances(conn, &new_instances).await?;
-    for instance in &new_instances {
-        let id = match under_own_name.get(instance.uid) {
-            Some(id) => *id,
-            None => insert_renamed(conn, instance, now).await?,
-        };
-        instance_ids.insert(instance.uid.to_owned(), id);
-    }
-    let rules: Vec<(i64, &SharedRules)> = prepared
-        .rules
-        .iter()
-        .filter_map(|r| Some((*instance_ids.get(r.instance_uid.as_str())?, &r.rules)))
-        .collect();
-    repo::insert_pulled_rules(conn, &rules).await?;
-    let rules_uids: Vec<&str> = prepared
-        .rules
-        .iter()
-        .map(|r| r.rules.uid.as_str())
-        .collect();
-    let rules_ids = repo::local_ids(conn, "billing_rules", &rules_uids).await?;
-    // Every event's instance is readable (its row was checked with it) and now written here.
-    let pulled: Vec<repo::PulledEvent> = events
-        .into_iter()
-        .filter_map(|e| {
-            Some(repo::PulledEvent {
-                instance_id: *instance_ids.get(e.instance_uid.as_str())?,
-                rules_id: e
-                    .rules_uid
-                    .as_deref()
-                    .and_then(|uid| rules_ids.get(uid).copied()),
-                uid: e.uid,
-                kind: e.kind,
-                at: e.at,
-                traffic_gb: e.traffic_gb,
-                recorded_by: e.recorded_by,
-                origin_seq: e.origin_seq,
-            })
-        })
-        .collect();
-    let inserted = repo::insert_pulled_events(conn, pulled).await?;
-    Ok(Applied {
-        events: inserted,
-        touched: used.into_iter().collect(),
-    })
-}
-
-/// Insert a shared instance whose name is taken here under a free one, and tell the user.
-async fn insert_renamed(
-    conn: &mut SqliteConnection,
-    instance: &PulledInstance<'_>,
-    now: DateTime<Utc>,
-) -> Result<i64, TeamError> {
-    let shared_name = instance.local_name;
-    let member = instance.recorded_by;
-    let local_name = free_name(conn, shared_name, member, instance.uid).await?;
-    let id = repo::insert_pulled_instance(
-        conn,
-        &PulledInstance {
-            local_name: &local_name,
-            ..instance.clone()
-        },
-    )
-    .await?;
-    repo::record_conflict(
-        conn,
-        &ConflictRow {
-            key: format!("name_collision:{}", instance.uid),
-            kind: "name_collision".into(),
-            instance_uid: instance.uid.to_owned(),
-            instance_name: local_name.clone(),
-            member: member.to_owned(),
-            detail: format!(
-                "{member}'s instance {shared_name:?} has the same name as one of yours; it is kept here as {local_name:?}"
-            ),
-            found_at: now,
-        },
-    )
-    .await?;
-    Ok(id)
 }
 
 #[cfg(test)]
