@@ -264,8 +264,8 @@ pub async fn run(
         .iter()
         .map(|p| local_name(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let chosen_names = names.clone();
-    let names = distinct_names(&names);
+    let chosen_names = names;
+    let names = distinct_names(&chosen_names);
     let started_at = clock.now();
     let planned = plan(target, &request.remote_paths).await?;
     let total: u64 = planned.iter().map(|p| p.bytes).sum();

@@ -424,7 +424,7 @@ impl Progress {
                 }
             }
             LogEvent::Finding { code } if self.findings.len() < MAX_LISTED => {
-                self.findings.push(code)
+                self.findings.push(code);
             }
             LogEvent::Finding { .. } => {}
             LogEvent::Fail { code, message } => self.failure = Some((code, message)),

@@ -269,17 +269,21 @@ pub async fn open_read_only_copy(
 /// The names of the private folders read-only copies go into, in the OS temporary folder.
 const COPY_FOLDER_PREFIX: &str = "leasehold-read-only-";
 
-/// A new private folder for a read-only copy: a fresh random name made by `mkdtemp` (mode 0700,
-/// so on a shared `/tmp` no other user can read the copy, which holds the whole ledger, or
-/// plant a file in its place), after removing this user's folders from earlier copies.
+/// A new private folder for a read-only copy: a fresh random name, created with mode 0700, so
+/// on a shared `/tmp` no other user can read the copy (it holds the whole ledger) or plant a
+/// file in its place; this user's folders from earlier copies are removed first.
 pub fn private_copy_folder() -> Result<PathBuf, StoreError> {
     private_copy_folder_in(&std::env::temp_dir())
 }
 
 /// [`private_copy_folder`] inside `temp` instead of the OS temporary folder.
 pub fn private_copy_folder_in(temp: &Path) -> Result<PathBuf, StoreError> {
-    let folder = tempfile::Builder::new()
-        .prefix(COPY_FOLDER_PREFIX)
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(COPY_FOLDER_PREFIX);
+    // Made with this mode, not changed after: no moment when another user could open it.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let folder = builder
         .tempdir_in(temp)
         .map_err(|source| StoreError::CreateFolder {
             path: temp.display().to_string(),
