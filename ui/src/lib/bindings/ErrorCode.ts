@@ -137,6 +137,7 @@ export const ERROR_CODES = [
   'stop.api_unreachable',
   'stop.bad_api_key',
   'stop.bad_provider_id',
+  'stop.cancelled',
   'stop.could_not_confirm',
   'stop.keychain',
   'stop.no_api',
