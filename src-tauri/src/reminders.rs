@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use leasehold_core::remind::{self, schedule, Reminder, ReminderKind};
+use leasehold_core::remind::{self, Reminder, ReminderKind};
 use leasehold_core::webhook::{self, saved, WebhookMessage};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Manager};
@@ -182,62 +182,24 @@ async fn tick_once(
     board: &ReminderBoard,
     now: DateTime<Utc>,
 ) -> Result<(), leasehold_core::ApiError> {
-    let (rules, due) = remind::due_observed(&state.store, now).await?;
-    let tick = schedule::tick(&state.store, &due, &rules, now, &chrono::Local).await?;
-    let mut open = tick.open;
-    open.extend(team_reminders(app, state, &rules, now).await);
+    let round = remind::round(&state.store, now, &chrono::Local).await?;
     board.set(Board {
-        open,
-        quiet: tick.quiet,
+        open: round.open,
+        quiet: round.quiet,
         checked_at: Some(now),
     });
     if let Err(err) = app.emit(BOARD_EVENT, board.current()) {
         tracing::warn!(%err, "could not tell the window about reminders");
     }
-    for reminder in &tick.fired {
+    for reminder in &round.fired {
         tracing::info!(instance = %reminder.instance, kind = reminder.kind.as_str(), "reminder fired");
         notify_desktop(app, reminder);
     }
-    if !tick.fired.is_empty() {
-        send_webhooks(state.store.clone(), tick.fired, now);
+    if !round.fired.is_empty() {
+        send_webhooks(state.store.clone(), round.fired, now);
     }
     tray::refresh(app, state, board, now).await;
     Ok(())
-}
-
-/// The team reminders (core `remind::team`: the team budgets' 50/80/100 % and the left-running
-/// alerts), told to this member through the desktop and the webhooks; answers the ones open in
-/// the popup. A failure only skips them this tick.
-async fn team_reminders(
-    app: &AppHandle,
-    state: &AppState,
-    rules: &remind::ReminderRules,
-    now: DateTime<Utc>,
-) -> Vec<Reminder> {
-    let due = match remind::team::due_in_store(&state.store, now).await {
-        Ok(due) => due,
-        Err(err) => {
-            tracing::warn!(%err, "team reminders not checked");
-            return Vec::new();
-        }
-    };
-    match remind::team::tick(&state.store, &due, rules, now, &chrono::Local).await {
-        Ok(fired) if !fired.is_empty() => {
-            for reminder in &fired {
-                tracing::info!(team = %reminder.instance, kind = reminder.kind.as_str(), "team reminder fired");
-                notify_desktop(app, reminder);
-            }
-            send_webhooks(state.store.clone(), fired, now);
-        }
-        Ok(_) => {}
-        Err(err) => tracing::warn!(%err, "team reminders not recorded"),
-    }
-    remind::team::open(&state.store, &due)
-        .await
-        .unwrap_or_else(|err| {
-            tracing::warn!(%err, "open team reminders not read");
-            Vec::new()
-        })
 }
 
 /// A desktop notification; where the desktop has no notification service (a bare X server),

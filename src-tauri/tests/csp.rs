@@ -14,17 +14,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("style-src", &["'self'", "'unsafe-inline'"]),
     ("img-src", &["'self'", "data:", "blob:"]),
     ("font-src", &["'self'", "data:"]),
-    // Tauri's IPC, and the port forwards the app opens on this computer.
-    (
-        "connect-src",
-        &[
-            "'self'",
-            "ipc:",
-            "http://ipc.localhost",
-            "http://127.0.0.1:*",
-            "http://localhost:*",
-        ],
-    ),
+    // Tauri's IPC only: the page never fetches anything itself (a model server's check through
+    // a port forward runs in core; forwarded pages open in the system browser), so a script
+    // slipped into it cannot reach the services forwarded to this computer.
+    ("connect-src", &["'self'", "ipc:", "http://ipc.localhost"]),
     ("object-src", &["'none'"]),
     ("base-uri", &["'none'"]),
     ("form-action", &["'none'"]),

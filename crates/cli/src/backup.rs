@@ -81,15 +81,6 @@ fn scan(db: &Path, args: &ScanArgs) -> ExitCode {
             Ok(store) => store,
             Err(code) => return code,
         };
-        let context = match (&store, &args.instance) {
-            (Some(store), Some(name)) => {
-                match backup::InstanceContext::load(store, name, CLOCK.now()).await {
-                    Ok(context) => Some(context),
-                    Err(err) => return output::fail(&err),
-                }
-            }
-            _ => None,
-        };
         let target = match connect(&args.ssh).await {
             Ok(target) => target,
             Err(code) => return code,
@@ -98,7 +89,21 @@ fn scan(db: &Path, args: &ScanArgs) -> ExitCode {
             roots: args.roots.clone(),
             path_prefix: args.path_prefix.clone(),
         };
-        match backup::scan(&target, &options, context.as_ref()).await {
+        // Without a database (and no instance named) there is nothing recorded to read.
+        let scanned = match &store {
+            Some(store) => {
+                backup::scan_recorded(
+                    store,
+                    &target,
+                    args.instance.as_deref(),
+                    &options,
+                    CLOCK.now(),
+                )
+                .await
+            }
+            None => backup::scan(&target, &options, None).await,
+        };
+        match scanned {
             Ok(report) if args.json => output::print_json(&report),
             Ok(report) => {
                 print_scan(&report);
@@ -197,11 +202,7 @@ fn run_backup(db: &Path, args: &RunArgs) -> ExitCode {
                 megabytes(p.bytes_total),
                 p.current
             );
-            if interactive {
-                eprint!("\r\x1b[2K{line}");
-            } else {
-                eprintln!("{line}");
-            }
+            crate::output::progress_line(&line, interactive);
         };
         let result = backup::run(&store, &target, &request, &print, &CLOCK).await;
         if interactive {

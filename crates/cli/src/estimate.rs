@@ -249,7 +249,7 @@ fn rental_prices(db: &Path) -> Vec<PriceEntry> {
     match result {
         Ok(prices) => prices,
         Err(err) => {
-            eprintln!(
+            esay!(
                 "warning: could not read earlier rentals' prices from {}: {err}",
                 db.display()
             );

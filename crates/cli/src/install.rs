@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use leasehold_core::install::{self, progress::Progress, InstallFacts, Recipe, RecipeOptions};
-use leasehold_core::job::record::{self, NewJob};
-use leasehold_core::job::{JobId, JobRoot, JobState};
+use leasehold_core::job::record;
+use leasehold_core::job::JobState;
 use leasehold_core::store::Store;
 
 use crate::job::{attach_to, exit_for};
@@ -88,34 +88,23 @@ pub fn run_install(db: &Path, args: &InstallArgs) -> ExitCode {
             Err(err) => return fail_ssh(&err),
         };
         let now = crate::ledger::CLOCK.now();
-        let facts = match install::read_facts(target.as_ref(), recipe, now).await {
-            Ok(facts) => facts,
-            Err(err) => return output::fail(&err),
-        };
-        let script = match install::script(recipe, &options, &facts) {
-            Ok(script) => script,
+        let started = install::start(
+            &store,
+            target.as_ref(),
+            &request,
+            args.instance.as_deref(),
+            recipe,
+            &options,
+            now,
+        )
+        .await;
+        let id = match started {
+            Ok(status) => status.id,
             Err(err) => {
                 target.disconnect().await;
                 return output::fail(&err);
             }
         };
-        let id = JobId::generate(now);
-        let label = target.destination().label();
-        let new = NewJob {
-            id: &id,
-            instance: args.instance.as_deref(),
-            target: &label,
-            request: &request,
-            name: None,
-            recipe: Some(recipe.as_str()),
-            options: options.as_map(),
-            script: &script,
-            now,
-        };
-        if let Err(err) = record::start_recorded(&store, target.as_ref(), &JobRoot::Home, &new).await {
-            target.disconnect().await;
-            return output::fail(&err);
-        }
         if args.detach {
             target.disconnect().await;
             store.close().await;

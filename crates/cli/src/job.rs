@@ -6,10 +6,10 @@ use leasehold_core::Clock;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use leasehold_core::job::record::{self, JobRecord, NewJob};
-use leasehold_core::job::{self, AttachOptions, JobError, JobId, JobRoot, JobState, JobStatus};
+use leasehold_core::job::{self, JobError, JobId, JobRoot, JobState, JobStatus};
+use leasehold_core::printable::printable_log;
 use leasehold_core::ssh::{Secret, SshTarget};
 use leasehold_core::store::Store;
 
@@ -206,40 +206,40 @@ async fn save(store: &Store, status: &JobStatus) {
 pub(crate) async fn attach_to(
     store: &Store,
     target: &SshTarget,
-    job_id: &JobId,
+    job_id: &str,
     mut offset: u64,
     mut on_chunk: impl FnMut(&[u8]) + Send,
 ) -> Result<JobStatus, ExitCode> {
+    // The log is the instance's text: whole characters, without escape sequences.
+    let mut text = job::Utf8Chunks::default();
     let mut sink = |chunk: &[u8]| {
+        let piece = text.push(chunk);
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(chunk).and_then(|()| out.flush());
+        let _ = out
+            .write_all(printable_log(&piece).as_bytes())
+            .and_then(|()| out.flush());
         on_chunk(chunk);
     };
-    let outcome = {
-        let attach = job::attach(
-            target,
-            &JobRoot::Home,
-            job_id,
-            &mut offset,
-            &mut sink,
-            AttachOptions::default(),
-        );
-        tokio::select! {
-            result = attach => Some(result),
-            _ = tokio::signal::ctrl_c() => None,
-        }
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
     };
-    let _ = record::save_offset(store, job_id.as_str(), offset, crate::ledger::CLOCK.now()).await;
+    let outcome = record::attach_recorded_until(
+        store,
+        target,
+        job_id,
+        &mut offset,
+        &mut sink,
+        &crate::ledger::CLOCK,
+        ctrl_c,
+    )
+    .await;
     match outcome {
-        None => {
+        Ok(None) => {
             esay!("detached at byte {offset}; the job goes on (leasehold job attach {job_id} --from-byte {offset})");
             Err(ExitCode::from(EXIT_DETACHED))
         }
-        Some(Ok(status)) => {
-            save(store, &status).await;
-            Ok(status)
-        }
-        Some(Err(err)) => Err(output::fail(&err)),
+        Ok(Some(status)) => Ok(status),
+        Err(err) => Err(output::fail(&err)),
     }
 }
 
@@ -276,7 +276,14 @@ async fn attach(
         Ok(found) => found,
         Err(code) => return code,
     };
-    let result = attach_to(store, &target, &job_id, from_byte.unwrap_or(0), |_| {}).await;
+    let result = attach_to(
+        store,
+        &target,
+        job_id.as_str(),
+        from_byte.unwrap_or(0),
+        |_| {},
+    )
+    .await;
     target.disconnect().await;
     match result {
         Ok(status) => exit_for(&status),
@@ -318,11 +325,10 @@ async fn cancel(store: &Store, id: &str, json: bool, password_env: Option<&str>)
         Ok(found) => found,
         Err(code) => return code,
     };
-    let result = job::cancel(&target, &JobRoot::Home, &job_id, Duration::from_secs(5)).await;
+    let result = record::cancel_recorded(store, &target, id, &crate::ledger::CLOCK).await;
     target.disconnect().await;
     match result {
         Ok(report) => {
-            save(store, &report.status).await;
             if json {
                 return output::print_json(&report);
             }

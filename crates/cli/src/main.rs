@@ -13,7 +13,7 @@ macro_rules! say {
 /// `eprintln!` for messages on stderr (kept beside `say!` so output goes through one place).
 macro_rules! esay {
     ($($arg:tt)*) => {
-        eprintln!($($arg)*)
+        $crate::output::esay(format_args!($($arg)*))
     };
 }
 

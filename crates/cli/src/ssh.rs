@@ -69,7 +69,7 @@ impl SshArgs {
 
 /// Exit code for an SSH error: 2 for the caller's mistakes, 255 (like OpenSSH) otherwise.
 pub(crate) fn fail_ssh(err: &SshError) -> ExitCode {
-    eprintln!("leasehold: {err} [{}]", err.code());
+    esay!("leasehold: {err} [{}]", err.code());
     ExitCode::from(if err.is_bad_input() {
         output::EXIT_BAD_INPUT
     } else {
@@ -150,7 +150,7 @@ pub fn exec(args: &SshArgs, command: &[String], timeout: Option<u64>) -> ExitCod
             Ok(report) => match (report.status, report.signal) {
                 (Some(status), _) => ExitCode::from(u8::try_from(status).unwrap_or(u8::MAX)),
                 (None, signal) => {
-                    eprintln!(
+                    esay!(
                         "leasehold: the remote command was killed{}",
                         signal
                             .map(|s| format!(" by signal {s}"))
@@ -194,7 +194,7 @@ pub fn copy(args: &SshArgs, source: &str, destination: &str, json: bool) -> Exit
                 if interactive {
                     eprintln!();
                 }
-                eprintln!(
+                esay!(
                     "copied {} file(s), {:.1} MB in {:.1} s ({:.1} MB/s){}{}",
                     report.files,
                     report.bytes as f64 / 1e6,
@@ -241,11 +241,7 @@ fn print_progress(progress: &TransferProgress, interactive: bool) {
         progress.files_total,
         progress.current
     );
-    if interactive {
-        eprint!("\r\x1b[2K{line}");
-    } else {
-        eprintln!("{line}");
-    }
+    crate::output::progress_line(&line, interactive);
 }
 
 /// `leasehold forward --ssh "…" LOCAL_PORT:REMOTE_PORT`
@@ -268,9 +264,11 @@ pub fn forward(args: &SshArgs, spec: &str) -> ExitCode {
             Ok(info) => {
                 say!("{}", info.url);
                 let _ = std::io::stdout().flush();
-                eprintln!(
+                esay!(
                     "forwarding 127.0.0.1:{} -> {}:{} on the instance; Ctrl-C to stop",
-                    info.local_port, info.remote_host, info.remote_port
+                    info.local_port,
+                    info.remote_host,
+                    info.remote_port
                 );
                 let _ = tokio::signal::ctrl_c().await;
                 ExitCode::SUCCESS

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use leasehold_core::ssh::{ConnectRequest, Secret};
+use leasehold_core::ssh::Secret;
 use leasehold_core::stop::{self, ApiEndpoints, StopReport, StopVia, StopWait};
 use leasehold_core::store::Store;
 
@@ -112,15 +112,9 @@ async fn over_ssh(
     password: Option<Secret>,
     clock: &leasehold_core::SystemClock,
 ) -> ExitCode {
-    let mut request = match &args.ssh {
-        Some(command) => ConnectRequest {
-            ssh_command: command.clone(),
-            ..ConnectRequest::default()
-        },
-        None => match stop::saved_request(store, &args.name).await {
-            Ok(request) => request,
-            Err(err) => return output::fail(&err),
-        },
+    let mut request = match stop::request_for(store, &args.name, args.ssh.as_deref()).await {
+        Ok(request) => request,
+        Err(err) => return output::fail(&err),
     };
     request.identity_files.extend(args.identity.iter().cloned());
     request.known_hosts.clone_from(&args.known_hosts);
@@ -131,23 +125,22 @@ async fn over_ssh(
         Ok(target) => target,
         Err(err) => return fail_ssh(&err),
     };
-    let answers = stop::answers_for(ConnectRequest {
-        // Confirmation logins must not record a host key for the first time.
-        accept_new_host_key: false,
-        ..request.clone()
-    });
     let wait = StopWait {
         limit: Duration::from_secs(args.wait.max(1)),
         ..StopWait::default()
     };
-    let outcome = stop::over_ssh(
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let outcome = stop::over_ssh_with(
         store,
         &args.name,
         &target,
-        &answers,
+        request,
         args.power_off.as_deref(),
         wait,
         clock,
+        ctrl_c,
     )
     .await;
     target.disconnect().await;

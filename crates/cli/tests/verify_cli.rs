@@ -289,3 +289,32 @@ fn verify_over_ssh_prints_the_report_of_the_test_host() {
         "the system probe ran over SSH"
     );
 }
+
+#[test]
+fn escape_bytes_in_a_gpu_name_never_reach_the_terminal() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let capture = std::fs::read_to_string(fixture("issue-zabbix17-rtx3080-unknown-driver-NA.csv"))
+        .expect("fixture");
+    // A hostile instance's nvidia-smi: OSC 0 retitles the window, ESC[2J clears the screen.
+    let hostile = capture.replace(
+        "NVIDIA GeForce RTX 3080",
+        "NVIDIA \u{1b}]0;owned\u{7}\u{1b}[2JRTX 3080\u{9b}",
+    );
+    let file = home.path().join("hostile.csv");
+    std::fs::write(&file, hostile).expect("write");
+    let out = leasehold(home.path())
+        .args(["parse", "nvidia-smi"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        !out.stdout.iter().any(|b| *b == 0x1b || *b == 0x07) && !text.contains('\u{9b}'),
+        "no escape or bell byte is printed: {text:?}"
+    );
+    assert!(
+        text.contains("NVIDIA RTX 3080"),
+        "the name stays readable: {text}"
+    );
+}

@@ -39,6 +39,8 @@ pub trait Coded: std::error::Error {
 #[derive(Debug, Clone, Serialize, TS, PartialEq, Eq)]
 #[ts(export)]
 pub struct ApiError {
+    /// One of core's codes (generated into `ErrorCode.ts` by `error/code_list.rs`).
+    #[ts(type = "import('./ErrorCode').ErrorCode")]
     pub code: String,
     pub message: String,
     /// The form field the error belongs next to; absent when it is about the whole request.
@@ -79,11 +81,60 @@ impl<E: Coded> From<E> for ApiError {
     }
 }
 
+/// The few errors the adapters raise themselves, before or around a core call: a form field
+/// the UI could not read, IPC itself failing, the OS refusing the login item. Listed here so
+/// that core's codes are the whole contract (`ui/src/lib/bindings/ErrorCode.ts`); the UI and
+/// the app shell never make up a code of their own.
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    #[error("the app could not reach its backend: {0}")]
+    Unexpected(String),
+    #[error("the OS refused to change starting at login: {0}")]
+    Autostart(String),
+    #[error("this field is required")]
+    Required,
+    #[error("fill this in to continue")]
+    ConnectFieldRequired,
+    #[error("this field needs a number")]
+    NotANumber,
+    #[error("this field needs a whole number")]
+    WholeNumber,
+    #[error("the port must be a number from 1 to 65535")]
+    BadPort,
+    #[error("generate the key first")]
+    GenerateKeyFirst,
+    #[error("run the release checks first")]
+    ReleaseNotChecked,
+}
+
+impl Coded for AdapterError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Unexpected(_) => "app.unexpected",
+            Self::Autostart(_) => "tray.autostart",
+            Self::Required => "form.required",
+            Self::ConnectFieldRequired => "connect.required",
+            Self::NotANumber => "form.not_a_number",
+            Self::WholeNumber => "form.whole_number",
+            Self::BadPort => "connect.bad_port",
+            Self::GenerateKeyFirst => "connect.generate_first",
+            Self::ReleaseNotChecked => "release.not_checked",
+        }
+    }
+
+    fn is_bad_input(&self) -> bool {
+        !matches!(self, Self::Unexpected(_) | Self::Autostart(_))
+    }
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.message, self.code)
     }
 }
+
+#[cfg(test)]
+mod code_list;
 
 #[cfg(test)]
 mod tests {

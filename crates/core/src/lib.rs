@@ -16,6 +16,7 @@ pub mod install;
 pub mod job;
 pub mod monitor;
 pub mod paths;
+pub mod printable;
 pub mod probe;
 pub mod redact;
 pub mod release;
@@ -32,4 +33,4 @@ pub mod watchdog;
 pub mod webhook;
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use error::{ApiError, Coded};
+pub use error::{AdapterError, ApiError, Coded};

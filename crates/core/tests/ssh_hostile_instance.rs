@@ -1,5 +1,6 @@
 //! A rented instance is untrusted input: an SFTP server that lists names meant to escape the
-//! download folder, or serves more than it announced, must not get its way.
+//! download folder, serves more than it announced, lists a folder that never ends or stops
+//! answering, must not get its way.
 
 use std::path::Path;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use leasehold_core::ssh::{
     SshTarget, TransferOptions, TransferProgress,
 };
 use leasehold_core::Coded;
-use leasehold_testkit::hostile_sftp::{HostileEntry, HostileSftp, HOSTILE_ROOT};
+use leasehold_testkit::hostile_sftp::{HostileEntry, HostileSftp, Readdir, HOSTILE_ROOT};
 
 fn no_progress(_: &TransferProgress) {}
 
@@ -149,4 +150,49 @@ async fn a_file_that_grows_past_its_announced_size_is_stopped() {
         written <= announced,
         "at most the announced size reaches the disk, got {written} bytes"
     );
+}
+
+#[tokio::test]
+async fn a_listing_that_never_ends_is_cut_off_at_the_cap() {
+    let server = HostileSftp::start_with(Vec::new(), Readdir::Endless).await;
+    let scratch = tempfile::tempdir().expect("scratch");
+    let target = connect(&server, scratch.path()).await;
+    let local = scratch.path().join("out");
+    // A hang guard only: before the cap, russh-sftp read until EOF, which never comes.
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(120),
+        target.download(HOSTILE_ROOT, &local, unverified(), &no_progress),
+    )
+    .await
+    .expect("the listing is given up on instead of read forever");
+    let err = outcome.expect_err("an endless folder cannot be planned");
+    assert!(
+        matches!(&err, SshError::Sftp { message, .. } if message.contains("entries")),
+        "{err:?}"
+    );
+    assert!(files_below(&local).is_empty(), "nothing was written");
+}
+
+#[tokio::test]
+async fn a_listing_that_stops_answering_ends_at_the_stall_timeout() {
+    let server = HostileSftp::start_with(Vec::new(), Readdir::Stalls).await;
+    let scratch = tempfile::tempdir().expect("scratch");
+    let target = connect(&server, scratch.path()).await;
+    let options = TransferOptions {
+        stall_timeout: Duration::from_secs(1),
+        ..unverified()
+    };
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(50),
+        target.download(
+            HOSTILE_ROOT,
+            &scratch.path().join("out"),
+            options,
+            &no_progress,
+        ),
+    )
+    .await
+    .expect("a silent server does not hold the download for minutes");
+    let err = outcome.expect_err("nothing was listed");
+    assert!(matches!(err, SshError::TransferStalled { .. }), "{err:?}");
 }

@@ -60,6 +60,7 @@ fn short_wait(limit_secs: u64) -> StopWait {
     StopWait {
         limit: Duration::from_secs(limit_secs),
         every: Duration::from_millis(300),
+        ..StopWait::default()
     }
 }
 
@@ -68,6 +69,7 @@ fn quick_looks() -> StopWait {
     StopWait {
         limit: Duration::from_secs(2),
         every: Duration::from_millis(20),
+        ..StopWait::default()
     }
 }
 
@@ -468,6 +470,7 @@ async fn a_pod_that_keeps_running_after_the_stop_request_is_not_recorded() {
         StopWait {
             limit: Duration::from_millis(200),
             every: Duration::from_millis(20),
+            ..StopWait::default()
         },
         &FixedClock::new(at(900)),
     )
@@ -478,5 +481,66 @@ async fn a_pod_that_keeps_running_after_the_stop_request_is_not_recorded() {
         other => panic!("{other:?}"),
     }
     assert!(seen.lock().unwrap().len() >= 3, "it kept asking");
+    assert_eq!(state(&store).await, Some(InstanceState::Running));
+}
+
+#[tokio::test]
+async fn a_confirmation_login_refused_for_a_wrong_password_is_not_taken_for_a_stop() {
+    let store = running_instance("custom").await;
+    let setup = common::Setup::new();
+    let target = setup.connect().await;
+    // The host is up all along; only the confirmation's credentials are wrong.
+    let answers = stop::answers_for(ConnectRequest {
+        ssh_command: setup.host.ssh_command(),
+        known_hosts: Some(setup.known_hosts_path()),
+        password: Some(Secret::new("not the password")),
+        ..ConnectRequest::default()
+    });
+    let err = stop::over_ssh(
+        &store,
+        "box",
+        &target,
+        &answers,
+        Some("true"),
+        short_wait(10),
+        &FixedClock::new(at(600)),
+    )
+    .await
+    .expect_err("a refused login says nothing about the power");
+    assert!(
+        matches!(err, StopError::CouldNotConfirm { .. }),
+        "expected CouldNotConfirm, got {err:?}"
+    );
+    assert_eq!(
+        state(&store).await,
+        Some(InstanceState::Running),
+        "the meter still runs: nothing recorded"
+    );
+}
+
+#[tokio::test]
+async fn a_power_off_command_that_times_out_records_nothing() {
+    let store = running_instance("custom").await;
+    let setup = common::Setup::new();
+    let target = setup.connect().await;
+    let answers = stop::answers_for(request_for(&setup));
+    let err = stop::over_ssh(
+        &store,
+        "box",
+        &target,
+        &answers,
+        Some("sleep 30"),
+        StopWait {
+            command_limit: Duration::from_secs(1),
+            ..short_wait(3)
+        },
+        &FixedClock::new(at(600)),
+    )
+    .await
+    .expect_err("a command still running has powered nothing off");
+    assert!(
+        matches!(err, StopError::CouldNotConfirm { .. }),
+        "expected CouldNotConfirm, got {err:?}"
+    );
     assert_eq!(state(&store).await, Some(InstanceState::Running));
 }

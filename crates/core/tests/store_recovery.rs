@@ -283,3 +283,65 @@ async fn starting_fresh_keeps_the_old_files_under_a_timestamped_name() {
     assert_eq!(std::fs::read(&kept).expect("first kept file"), garbage);
     store.close().await;
 }
+
+#[tokio::test]
+async fn a_read_only_copy_goes_to_a_private_folder_and_earlier_copies_are_cleaned() {
+    use std::os::unix::fs::PermissionsExt;
+    let temp = tempfile::tempdir().expect("temp dir");
+    // What earlier runs left: this user's old copy, the shared folder older versions used, a
+    // link planted under a copy folder's name, and another user's folder.
+    let earlier = temp.path().join("leasehold-read-only-earlier");
+    std::fs::create_dir(&earlier).expect("earlier");
+    std::fs::write(earlier.join("leasehold-copy.sqlite3"), b"old").expect("old copy");
+    std::fs::create_dir(temp.path().join("leasehold-read-only")).expect("legacy");
+    let elsewhere = tempfile::tempdir().expect("link target");
+    std::fs::write(elsewhere.path().join("precious"), b"keep").expect("precious");
+    std::os::unix::fs::symlink(
+        elsewhere.path(),
+        temp.path().join("leasehold-read-only-link"),
+    )
+    .expect("link");
+    let theirs = temp.path().join("leasehold-read-only-theirs");
+    std::fs::create_dir(&theirs).expect("theirs");
+    let chowned = std::process::Command::new("chown")
+        .arg("nobody")
+        .arg(&theirs)
+        .status()
+        .is_ok_and(|s| s.success());
+
+    let folder = recovery::private_copy_folder_in(temp.path()).expect("a private folder");
+    let mode = std::fs::metadata(&folder)
+        .expect("folder")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700, "only this user can read the copy");
+    assert!(
+        folder
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("leasehold-read-only-")),
+        "{}",
+        folder.display()
+    );
+    assert!(!earlier.exists(), "this user's earlier copy is cleaned");
+    assert!(
+        !temp.path().join("leasehold-read-only").exists(),
+        "and so is the old shared folder"
+    );
+    assert!(
+        elsewhere.path().join("precious").exists(),
+        "a link is never followed into"
+    );
+    if chowned {
+        assert!(theirs.exists(), "another user's folder is left alone");
+    }
+
+    let dir = tempfile::tempdir().expect("db dir");
+    let path = db_in(&dir);
+    database_with_a_rental(&path).await;
+    let (copy, copied_to) = open_read_only_copy(&path, &folder, now())
+        .await
+        .expect("the copy opens");
+    assert!(copied_to.starts_with(&folder));
+    copy.close().await;
+}

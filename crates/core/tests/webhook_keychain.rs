@@ -1,6 +1,7 @@
 //! Saved webhooks against a real Secret Service (a private D-Bus with gnome-keyring): the URL and
 //! the signing secret land in the keychain and nowhere in the database file, the test button
-//! sends a correctly signed message with them, and removing the webhook forgets both.
+//! sends a correctly signed message with them, a second database's webhook of the same row id
+//! leaves them alone, and removing the webhook forgets both.
 //!
 //! One test in its own binary: it points this process's `DBUS_SESSION_BUS_ADDRESS` at the test
 //! bus before the keychain is first used.
@@ -14,7 +15,7 @@ use base64::Engine as _;
 use chrono::{TimeZone, Utc};
 use hmac::{Hmac, Mac};
 use leasehold_core::ssh::{stored_secret, Secret};
-use leasehold_core::store::Store;
+use leasehold_core::store::{identity, Store};
 use leasehold_core::webhook::{client, saved, WebhookKind, WebhookMessage, WebhookTarget};
 use leasehold_testkit::secret_service::SecretService;
 use sha2::Sha256;
@@ -90,11 +91,35 @@ async fn a_saved_webhook_keeps_its_url_and_secret_in_the_keychain_only() {
         .await
         .expect("saved");
     assert!(hook.has_secret);
+    let database = {
+        let mut conn = store.pool().acquire().await.expect("connection");
+        identity::database_id(&mut conn).await.expect("an id")
+    };
+    let url_name = format!("webhook-url:{database}:{}", hook.id);
+    let secret_name = format!("webhook-secret:{database}:{}", hook.id);
     assert_eq!(
-        stored_secret(&format!("webhook-url:{}", hook.id)).map(|s| s.expose().to_owned()),
+        stored_secret(&url_name).map(|s| s.expose().to_owned()),
         Some(url.clone()),
         "the URL is in the keychain"
     );
+
+    // A second database (`--db`) whose first webhook has the same row id.
+    let other = Store::open(&folder.path().join("other.sqlite3"))
+        .await
+        .expect("second store");
+    let elsewhere = WebhookTarget::new(WebhookKind::Slack, "https://hooks.example/other", None)
+        .expect("valid target");
+    let other_hook = saved::add(&other, "other", &elsewhere, now)
+        .await
+        .expect("saved in the second database");
+    assert_eq!(other_hook.id, hook.id, "row ids repeat across files");
+    assert_eq!(
+        stored_secret(&url_name).map(|s| s.expose().to_owned()),
+        Some(url.clone()),
+        "the second database did not overwrite the first one's URL"
+    );
+    saved::remove(&other, other_hook.id).await.expect("removed");
+    other.close().await;
     store.close().await;
     assert!(
         !file_contains(&db, "TOKEN-IN-KEYCHAIN-ONLY"),
@@ -140,15 +165,7 @@ async fn a_saved_webhook_keeps_its_url_and_secret_in_the_keychain_only() {
 
     saved::remove(&store, hook.id).await.expect("removed");
     assert!(saved::list(&store).await.expect("listed").is_empty());
-    assert_eq!(
-        stored_secret(&format!("webhook-url:{}", hook.id)),
-        None,
-        "the URL left the keychain"
-    );
-    assert_eq!(
-        stored_secret(&format!("webhook-secret:{}", hook.id)),
-        None,
-        "and so did the secret"
-    );
+    assert_eq!(stored_secret(&url_name), None, "the URL left the keychain");
+    assert_eq!(stored_secret(&secret_name), None, "and so did the secret");
     store.close().await;
 }

@@ -44,6 +44,17 @@ impl HostileEntry {
     }
 }
 
+/// How the server answers READDIR for [`HOSTILE_ROOT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readdir {
+    /// The entries once, then EOF.
+    Honest,
+    /// A thousand new names on every call, never EOF.
+    Endless,
+    /// No answer at all, ever.
+    Stalls,
+}
+
 /// A running hostile server on 127.0.0.1; stops when dropped.
 pub struct HostileSftp {
     port: u16,
@@ -54,6 +65,11 @@ pub struct HostileSftp {
 impl HostileSftp {
     /// Serve `entries` under [`HOSTILE_ROOT`]. Must be called inside a tokio runtime.
     pub async fn start(entries: Vec<HostileEntry>) -> Self {
+        Self::start_with(entries, Readdir::Honest).await
+    }
+
+    /// Serve `entries`, answering READDIR as `readdir` says.
+    pub async fn start_with(entries: Vec<HostileEntry>, readdir: Readdir) -> Self {
         let dir = tempfile::tempdir().expect("hostile server folder");
         let key_path = dir.path().join("host_ed25519");
         let status = std::process::Command::new("ssh-keygen")
@@ -77,6 +93,7 @@ impl HostileSftp {
             while let Ok((stream, _)) = listener.accept().await {
                 let handler = SshSide {
                     entries: entries.clone(),
+                    readdir,
                     channels: Arc::new(Mutex::new(HashMap::new())),
                 };
                 if let Ok(session) =
@@ -115,6 +132,7 @@ impl Drop for HostileSftp {
 
 struct SshSide {
     entries: Arc<Vec<HostileEntry>>,
+    readdir: Readdir,
     channels: Arc<Mutex<HashMap<ChannelId, Channel<Msg>>>>,
 }
 
@@ -161,6 +179,8 @@ impl russh::server::Handler for SshSide {
                 let sftp = SftpSide {
                     entries: self.entries.clone(),
                     listed: HashMap::new(),
+                    readdir: self.readdir,
+                    served_names: 0,
                 };
                 russh_sftp::server::run(channel.into_stream(), sftp).await;
             }
@@ -174,6 +194,9 @@ struct SftpSide {
     entries: Arc<Vec<HostileEntry>>,
     /// Folder handles whose listing was already sent (the next READDIR answers EOF).
     listed: HashMap<String, bool>,
+    readdir: Readdir,
+    /// Names sent so far by an endless listing.
+    served_names: u64,
 }
 
 fn attributes(dir: bool, size: u64) -> FileAttributes {
@@ -233,6 +256,18 @@ impl russh_sftp::server::Handler for SftpSide {
     }
 
     async fn readdir(&mut self, id: u32, handle: String) -> Result<Name, Self::Error> {
+        match self.readdir {
+            Readdir::Honest => {}
+            Readdir::Stalls => std::future::pending::<()>().await,
+            Readdir::Endless => {
+                let first = self.served_names;
+                self.served_names += 1000;
+                let files = (first..self.served_names)
+                    .map(|n| File::new(format!("file-{n:012}"), attributes(false, 1)))
+                    .collect();
+                return Ok(Name { id, files });
+            }
+        }
         let done = self.listed.insert(handle.clone(), true).unwrap_or(true);
         if done || !Self::is_root(&handle) {
             return Err(StatusCode::Eof);

@@ -6,7 +6,7 @@ use leasehold_core::ssh::Secret;
 use leasehold_core::webhook::{
     self, saved, Delivery, WebhookKind, WebhookMessage, WebhookTarget, WebhookView,
 };
-use leasehold_core::ApiError;
+use leasehold_core::{AdapterError, ApiError};
 
 use crate::reminders::{Board, ReminderBoard, TrayLabels};
 use crate::state::AppState;
@@ -129,7 +129,7 @@ pub fn autostart_enabled(app: tauri::AppHandle) -> Result<bool, ApiError> {
     use tauri_plugin_autostart::ManagerExt;
     app.autolaunch()
         .is_enabled()
-        .map_err(|err| ApiError::new("tray.autostart", err.to_string()))
+        .map_err(|err| AdapterError::Autostart(err.to_string()).into())
 }
 
 #[tauri::command]
@@ -142,5 +142,5 @@ pub fn autostart_set(app: tauri::AppHandle, enabled: bool) -> Result<(), ApiErro
     } else {
         launcher.disable()
     }
-    .map_err(|err| ApiError::new("tray.autostart", err.to_string()))
+    .map_err(|err| AdapterError::Autostart(err.to_string()).into())
 }

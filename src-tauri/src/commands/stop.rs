@@ -1,7 +1,7 @@
 //! "Stop now" (instance page, reminders, tray): thin commands over `leasehold_core::stop`.
 
 use leasehold_core::billing::StopApi;
-use leasehold_core::ssh::{ConnectRequest, Secret};
+use leasehold_core::ssh::Secret;
 use leasehold_core::stop::{self, ApiEndpoints, StopPlan, StopReport, StopVia, StopWait};
 use leasehold_core::ApiError;
 use tracing::instrument;
@@ -50,17 +50,18 @@ pub async fn stop_now(
             .await?
         }
         StopVia::Ssh => {
-            let request: ConnectRequest = stop::saved_request(&state.store, &instance).await?;
+            let request = stop::request_for(&state.store, &instance, None).await?;
             let target = state.live_target(&instance).await?;
-            let answers = stop::answers_for(request);
-            stop::over_ssh(
+            // The window has no "cancel" for a stop: it runs until confirmed or refused.
+            stop::over_ssh_with(
                 &state.store,
                 &instance,
                 target.as_ref(),
-                &answers,
+                request,
                 command.as_deref(),
                 StopWait::default(),
                 state.clock.as_ref(),
+                std::future::pending(),
             )
             .await?
         }

@@ -28,16 +28,15 @@ pub async fn store_retry(
     Ok(startup.status())
 }
 
-/// Copy the database to the temporary folder and run the app on the copy, read-only.
+/// Copy the database into a private temporary folder and run the app on the copy, read-only.
 #[tauri::command]
 #[instrument(skip_all, err(Debug))]
 pub async fn store_open_copy(
     app: tauri::AppHandle,
     startup: tauri::State<'_, Startup>,
 ) -> Result<StoreStatus, ApiError> {
-    let into = std::env::temp_dir().join("leasehold-read-only");
     let (store, copy) =
-        recovery::open_read_only_copy(&startup.db_path, &into, startup.clock.now()).await?;
+        recovery::open_private_read_only_copy(&startup.db_path, startup.clock.now()).await?;
     startup.opened(&app, store, Some(copy));
     Ok(startup.status())
 }

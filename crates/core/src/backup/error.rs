@@ -44,6 +44,8 @@ pub enum BackupError {
     },
     #[error("{path} is in the instance's checksum list but did not arrive")]
     MissingFile { path: String },
+    #[error("{path} holds only symbolic links ({links} of them), which a backup does not follow; nothing was saved. Back up the folder the links point to (for a Hugging Face cache, the model folder with its blobs/)")]
+    OnlyLinks { path: String, links: u64 },
     #[error("packing {path} on the instance failed: {message}")]
     PackFailed { path: String, message: String },
     #[error("the at-risk scan did not run on the instance: {0}")]
@@ -89,6 +91,7 @@ impl Coded for BackupError {
             Self::ChecksumMismatch { .. } => "backup.checksum_mismatch",
             Self::MissingFile { .. } => "backup.missing_file",
             Self::PackFailed { .. } => "backup.pack_failed",
+            Self::OnlyLinks { .. } => "backup.only_links",
             Self::ScanFailed(_) => "backup.scan_failed",
             Self::PushFailed { .. } => "backup.push_failed",
             Self::NoFileStorage => "backup.no_file_storage",
@@ -139,6 +142,9 @@ impl Coded for BackupError {
             ],
             Self::UnsafeName { name, .. } | Self::UnsupportedEntry { name, .. } => {
                 vec![("name", name.clone())]
+            }
+            Self::OnlyLinks { path, links } => {
+                vec![("path", path.clone()), ("links", links.to_string())]
             }
             _ => Vec::new(),
         }

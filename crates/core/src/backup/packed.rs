@@ -25,6 +25,8 @@ use crate::target::{CommandSpec, OutputStream};
 
 /// How long packing one folder may take.
 const PACK_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+/// Chunks read from the SSH channel and not yet unpacked (each at most one channel packet).
+const CHUNKS_IN_FLIGHT: usize = 64;
 /// Most manifest bytes held (about 100 bytes a file).
 const MANIFEST_CAP: usize = 256 * 1024 * 1024;
 
@@ -37,6 +39,32 @@ pub struct PackedReport {
     pub skipped_files: u64,
     /// SHA-256 of the sorted manifest (`HASH  path` lines).
     pub manifest_sha256: String,
+    /// Symbolic links in the folder, not followed and not saved.
+    pub links: SkippedLinks,
+}
+
+/// Symbolic links a folder backup left alone: how many, and the first few.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkippedLinks {
+    pub count: u64,
+    pub named: Vec<String>,
+}
+
+/// The links lines the manifest script appends after `sha256sum`'s (`link\tPATH` for the
+/// first few, then `links\tCOUNT`).
+fn parse_links(text: &str) -> SkippedLinks {
+    let mut links = SkippedLinks::default();
+    for line in text.lines() {
+        if let Some(path) = line.strip_prefix("link\t") {
+            if links.named.len() < crate::ssh::MAX_LINKS_NAMED {
+                links.named.push(relative(path));
+            }
+        } else if let Some(count) = line.strip_prefix("links\t") {
+            links.count = count.trim().parse().unwrap_or(links.count);
+        }
+    }
+    links.count = links.count.max(links.named.len() as u64);
+    links
 }
 
 /// The remote folder as the shell sees it (`~/x` is relative to the login folder).
@@ -247,12 +275,14 @@ impl PackedReport {
         manifest: &BTreeMap<String, String>,
         sizes: &BTreeMap<String, u64>,
         skipped_files: u64,
+        links: SkippedLinks,
     ) -> Self {
         Self {
             files: manifest.len() as u64,
             bytes: sizes.values().sum(),
             skipped_files,
             manifest_sha256: manifest_digest(manifest),
+            links,
         }
     }
 }
@@ -260,10 +290,14 @@ impl PackedReport {
 async fn remote_manifest(
     target: &SshTarget,
     dir: &str,
-) -> Result<BTreeMap<String, String>, BackupError> {
+) -> Result<(BTreeMap<String, String>, SkippedLinks), BackupError> {
+    // Links are not followed (what they point to may be outside the folder, or gone), but
+    // they are counted: a folder of links (Hugging Face's `snapshots/`) must not look saved.
     let script = format!(
-        "cd -- {} && find . -type f -print0 | xargs -0 -r sha256sum --",
-        quote(dir)
+        "cd -- {} && find . -type f -print0 | xargs -0 -r sha256sum -- && \
+         find . -type l -printf 'link\\t%p\\n' | awk -v named={} 'NR <= named; END {{ printf \"links\\t%d\\n\", NR }}'",
+        quote(dir),
+        crate::ssh::MAX_LINKS_NAMED
     );
     let spec = CommandSpec::new(script)
         .timeout(PACK_TIMEOUT)
@@ -275,7 +309,8 @@ async fn remote_manifest(
             message: format!("sha256sum failed: {}", output.stderr_text().trim()),
         });
     }
-    Ok(parse_manifest(&output.stdout_text()))
+    let text = output.stdout_text();
+    Ok((parse_manifest(&text), parse_links(&text)))
 }
 
 /// Files of `manifest` already in `local_dir` with the right hash (a resumed backup).
@@ -310,7 +345,7 @@ pub async fn download_packed(
     );
     if resuming {
         // Resume: learn what should be here, keep what already is, pack only the rest.
-        let manifest = remote_manifest(target, &remote).await?;
+        let (manifest, links) = remote_manifest(target, &remote).await?;
         let kept = already_here(local_dir, &manifest);
         progress(kept.values().sum());
         let missing: Vec<&String> = manifest.keys().filter(|p| !kept.contains_key(*p)).collect();
@@ -335,16 +370,17 @@ pub async fn download_packed(
             &manifest,
             &sizes,
             kept.len() as u64,
+            links,
         ));
     }
-    let (manifest, written) = tokio::try_join!(
+    let ((manifest, links), written) = tokio::try_join!(
         remote_manifest(target, &remote),
         stream_tar(target, &remote, &pack_all, None, local_dir, progress)
     )?;
     let expected: Vec<&String> = manifest.keys().collect();
     check(&manifest, &written, &expected)?;
     let sizes = written.into_iter().map(|(p, (_, s))| (p, s)).collect();
-    Ok(PackedReport::from_checked(&manifest, &sizes, 0))
+    Ok(PackedReport::from_checked(&manifest, &sizes, 0, links))
 }
 
 fn check(
@@ -383,7 +419,11 @@ async fn stream_tar(
     local_dir: &Path,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> Result<BTreeMap<String, (String, u64)>, BackupError> {
-    let (chunks, receiver) = mpsc::channel::<Vec<u8>>();
+    // Bounded: the instance can send faster than this disk writes, and what it sent must not
+    // pile up in memory. A full channel makes the sink wait, which stops reading the SSH
+    // channel, whose window then stops the sender. The unpacking runs on its own thread, so
+    // the wait always ends.
+    let (chunks, receiver) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
     let dir = local_dir.to_owned();
     let mut unpacking = tokio::task::spawn_blocking(move || {
         unpack(

@@ -111,8 +111,21 @@ pub fn parse_scan(output: &[u8], layout: &StorageLayout) -> AtRiskReport {
                 path: Some(rest.to_owned()),
                 days: None,
                 count: None,
+                owner: None,
                 detail: format!("{rest} is not a folder on the instance; it was not scanned"),
             }),
+            "O" if report.notes.len() < MAX_RECORDS => {
+                if let Some((owner, path)) = rest.split_once('\t') {
+                    report.notes.push(ScanNote {
+                        code: "scan.repo_not_owned".into(),
+                        path: Some(path.to_owned()),
+                        days: None,
+                        count: None,
+                        owner: Some(owner.to_owned()),
+                        detail: format!("{path}: not scanned: owned by {owner}"),
+                    });
+                }
+            }
             "A" => {
                 for process in parse_compute_apps_csv(rest).into_iter().take(MAX_RECORDS) {
                     if report.gpu_processes.iter().all(|p| p.pid != process.pid) {
@@ -244,6 +257,7 @@ pub fn parse_scan(output: &[u8], layout: &StorageLayout) -> AtRiskReport {
                     path: None,
                     days: None,
                     count: number(count),
+                    owner: None,
                     detail: detail.to_owned(),
                 });
             }

@@ -118,6 +118,7 @@ pub fn provider_notes(
         path: path.map(str::to_owned),
         days,
         count: None,
+        owner: None,
         detail,
     };
     if let Some(days) = wipe_after_stopped_days {

@@ -112,6 +112,9 @@ pub struct ScanNote {
     pub days: Option<u32>,
     #[ts(type = "number | null")]
     pub count: Option<u64>,
+    /// The user owning what was left alone (a repository of another user is not scanned).
+    #[serde(default)]
+    pub owner: Option<String>,
     pub detail: String,
 }
 

@@ -15,10 +15,9 @@ use super::packed::{download_packed, shell_path};
 use super::record::{self, BackupItem, BackupRecord, ItemKind};
 use super::BackupError;
 use crate::clock::Clock;
-use crate::shell::quote;
 use crate::ssh::{check_entry_name, SshTarget, TransferOptions, TransferProgress};
 use crate::store::Store;
-use crate::target::CommandSpec;
+use crate::target::{CommandSpec, OutputCollector, OutputStream};
 
 /// A folder whose files average less than this goes through one tar stream.
 pub const PACK_BELOW_AVERAGE: u64 = 8 * 1024 * 1024;
@@ -93,26 +92,37 @@ pub fn parse_plan(paths: &[String], output: &str) -> Result<Vec<PlannedPath>, Ba
         .collect()
 }
 
-fn plan_script(paths: &[String]) -> String {
-    let words: Vec<String> = paths
-        .iter()
-        .map(|p| quote(&shell_path(p)).into_owned())
-        .collect();
-    format!(
-        r#"for p in {}; do
+/// Reads the chosen paths from stdin, NUL-separated: thousands of them would not fit in one
+/// command line (Linux refuses an argument over 128 KiB with `E2BIG`).
+const PLAN_SCRIPT: &str = r#"while IFS= read -r -d '' p; do
   if [ -f "$p" ]; then printf 'F\t%s\n' "$(stat -c %s -- "$p")"
-  elif [ -d "$p" ]; then find "$p" -type f -printf '%s\n' 2>/dev/null | awk 'BEGIN {{ n = 0; b = 0 }} {{ n++; b += $1 }} END {{ printf "D\t%d\t%.0f\n", n, b }}'
+  elif [ -d "$p" ]; then find "$p" -type f -printf '%s\n' 2>/dev/null | awk 'BEGIN { n = 0; b = 0 } { n++; b += $1 } END { printf "D\t%d\t%.0f\n", n, b }'
   else echo M; fi
-done"#,
-        words.join(" ")
-    )
+done"#;
+
+fn plan_input(paths: &[String]) -> Vec<u8> {
+    let mut input = Vec::new();
+    for path in paths {
+        input.extend_from_slice(shell_path(path).as_bytes());
+        input.push(0);
+    }
+    input
 }
 
 /// Describe the chosen paths: one command, or SFTP when the instance runs no shell commands.
 pub async fn plan(target: &SshTarget, paths: &[String]) -> Result<Vec<PlannedPath>, BackupError> {
-    let spec = CommandSpec::new(plan_script(paths)).timeout(Duration::from_secs(600));
-    match target.exec(&spec).await {
-        Ok(output) if output.success() => parse_plan(paths, &output.stdout_text()),
+    let spec = CommandSpec::new(PLAN_SCRIPT).timeout(Duration::from_secs(600));
+    let mut collector = OutputCollector::new(spec.output_cap);
+    let input = Box::new(std::io::Cursor::new(plan_input(paths)))
+        as Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+    let exit = {
+        let mut sink = |stream: OutputStream, chunk: &[u8]| collector.push(stream, chunk);
+        target.exec_streaming(&spec, Some(input), &mut sink).await
+    };
+    match exit {
+        Ok(exit) if exit.status == Some(0) => {
+            parse_plan(paths, &collector.finish(exit.status).stdout_text())
+        }
         _ => {
             let mut planned = Vec::new();
             for path in paths {
@@ -144,6 +154,35 @@ pub fn local_name(remote: &str) -> Result<String, BackupError> {
         problem: reason.to_string(),
     })?;
     Ok(name.to_owned())
+}
+
+/// The names the chosen paths get inside the local folder, each one distinct: a later item
+/// whose name an earlier one already took (`run1/checkpoint-500`, `run2/checkpoint-500`) gets
+/// `-2`, `-3`, … before its extension, so neither overwrites the other or is taken for its
+/// resume. Compared without case, as on the Windows and macOS disks many users back up to.
+pub fn distinct_names(names: &[String]) -> Vec<String> {
+    let mut taken: std::collections::HashSet<String> =
+        names.iter().map(|n| n.to_lowercase()).collect();
+    let mut given = std::collections::HashSet::new();
+    names
+        .iter()
+        .map(|name| {
+            if given.insert(name.to_lowercase()) {
+                return name.clone();
+            }
+            let (stem, extension) = match name.rfind('.') {
+                Some(dot) if dot > 0 => name.split_at(dot),
+                _ => (name.as_str(), ""),
+            };
+            let unique = (2..)
+                .map(|n| format!("{stem}-{n}{extension}"))
+                .find(|candidate| !taken.contains(&candidate.to_lowercase()))
+                .unwrap_or_else(|| name.clone());
+            taken.insert(unique.to_lowercase());
+            given.insert(unique.to_lowercase());
+            unique
+        })
+        .collect()
 }
 
 /// Free bytes where `dir` is (its nearest existing ancestor).
@@ -225,6 +264,8 @@ pub async fn run(
         .iter()
         .map(|p| local_name(p))
         .collect::<Result<Vec<_>, _>>()?;
+    let chosen_names = names;
+    let names = distinct_names(&chosen_names);
     let started_at = clock.now();
     let planned = plan(target, &request.remote_paths).await?;
     let total: u64 = planned.iter().map(|p| p.bytes).sum();
@@ -236,8 +277,11 @@ pub async fn run(
     let done_before = AtomicU64::new(0);
     let items_total = u32::try_from(planned.len()).unwrap_or(u32::MAX);
     let mut items = Vec::with_capacity(planned.len());
-    for (index, (path, name)) in planned.iter().zip(&names).enumerate() {
+    for (index, ((path, name), chosen)) in planned.iter().zip(&names).zip(&chosen_names).enumerate()
+    {
         let local = request.local_dir.join(name);
+        let renamed = (name != chosen)
+            .then(|| format!("saved as {name}: an earlier item already took the name {chosen}"));
         let report = |current: &str, bytes: u64| {
             progress(&BackupProgress {
                 current: current.to_owned(),
@@ -248,14 +292,14 @@ pub async fn run(
             });
         };
         report(&path.remote, 0);
-        let item = if path.packed() {
+        let (item, links) = if path.packed() {
             let received = AtomicU64::new(0);
             let on_chunk = |bytes: u64| {
                 let now = received.fetch_add(bytes, Ordering::Relaxed) + bytes;
                 report(&path.remote, now.min(path.bytes));
             };
             let packed = download_packed(target, &path.remote, &local, &on_chunk).await?;
-            BackupItem {
+            let item = BackupItem {
                 kind: ItemKind::PackedFolder,
                 remote_path: path.remote.clone(),
                 local_path: Some(local.display().to_string()),
@@ -268,7 +312,8 @@ pub async fn run(
                         packed.skipped_files
                     )
                 }),
-            }
+            };
+            (item, (packed.links.count, packed.links.named))
         } else {
             let on_transfer = |p: &TransferProgress| report(&p.current, p.bytes_done);
             let sftp_path = shell_path(&path.remote);
@@ -280,7 +325,7 @@ pub async fn run(
             } else {
                 (sha256_of(&local)?, 1)
             };
-            BackupItem {
+            let item = BackupItem {
                 kind: if path.folder {
                     ItemKind::Folder
                 } else {
@@ -293,7 +338,34 @@ pub async fn run(
                 sha256: Some(sha256),
                 detail: (copied.resumed_bytes > 0)
                     .then(|| format!("resumed: {} bytes were already here", copied.resumed_bytes)),
-            }
+            };
+            (item, (copied.skipped_links, copied.skipped_links_named))
+        };
+        if links.0 > 0 && item.files == 0 {
+            return Err(BackupError::OnlyLinks {
+                path: path.remote.clone(),
+                links: links.0,
+            });
+        }
+        let skipped = (links.0 > 0).then(|| {
+            format!(
+                "{} symbolic links were not followed and not saved: {}{}",
+                links.0,
+                links.1.join(", "),
+                if links.0 > links.1.len() as u64 {
+                    ", …"
+                } else {
+                    ""
+                }
+            )
+        });
+        let notes: Vec<String> = [renamed, item.detail.clone(), skipped]
+            .into_iter()
+            .flatten()
+            .collect();
+        let item = BackupItem {
+            detail: (!notes.is_empty()).then(|| notes.join("; ")),
+            ..item
         };
         done_before.fetch_add(path.bytes.max(item.bytes), Ordering::Relaxed);
         items.push(item);
@@ -353,6 +425,30 @@ mod tests {
         assert_eq!(local_name("/root/autodl-tmp/run-1/").expect("ok"), "run-1");
         assert_eq!(local_name("~").expect("ok"), "home");
         assert!(local_name("/x/..").is_err(), "`..` is refused");
+    }
+
+    #[test]
+    fn same_named_items_get_distinct_names_in_order() {
+        let names: Vec<String> = [
+            "checkpoint-500",
+            "model.bin",
+            "Checkpoint-500",
+            "model.bin",
+            "model-2.bin",
+        ]
+        .map(str::to_owned)
+        .into();
+        assert_eq!(
+            distinct_names(&names),
+            [
+                "checkpoint-500",
+                "model.bin",
+                "Checkpoint-500-2",
+                "model-3.bin",
+                "model-2.bin"
+            ],
+            "the first keeps its name; a later one never takes a name another item has"
+        );
     }
 
     #[test]

@@ -163,10 +163,21 @@ if [ ${{#roots[@]}} -gt 0 ]; then
   fi
   if [ -s "$work/repos" ] && command -v git >/dev/null 2>&1; then
     n=0
+    me=$(id -u)
+    # Another user's repository is never entered: its .git/config could name a command
+    # (core.fsmonitor, a hook, a pager) that git would run as us, often root. Even in our own
+    # repositories nothing configurable runs: no fsmonitor, no hooks, no pager, no signature check.
+    g() {{ GIT_OPTIONAL_LOCKS=0 git --no-pager -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.pager=cat -c log.showSignature=false -C "$r" "$@" 2>/dev/null; }}
+    unset GIT_EXTERNAL_DIFF GIT_PAGER GIT_DIR GIT_WORK_TREE
     while IFS= read -r -d '' r; do
       n=$((n + 1))
       [ $n -gt "$max_repos" ] && {{ printf 'T\trepos\t%s\0' "$n"; break; }}
-      g() {{ git -c safe.directory='*' -C "$r" "$@" 2>/dev/null; }}
+      foreign=
+      for p in "$r/.git" "$r"; do
+        owner=$(stat -c '%u %U' -- "$p" 2>/dev/null) || {{ foreign='?'; break; }}
+        [ "${{owner%% *}}" = "$me" ] || {{ foreign=${{owner#* }}; break; }}
+      done
+      if [ -n "$foreign" ]; then printf 'O\t%s\t%s\0' "$foreign" "$r"; continue; fi
       branch=$(g symbolic-ref --short -q HEAD || g rev-parse --short HEAD || echo '')
       remote=0; [ -n "$(g remote)" ] && remote=1
       unpushed=$(g rev-list --count HEAD --not --remotes) || unpushed=0

@@ -281,10 +281,9 @@ pub async fn start_on_instance(
     options: BTreeMap<String, String>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<crate::job::JobStatus, InstallError> {
-    use crate::job::record::{self, NewJob};
     let recipe = Recipe::parse(recipe)?;
     let options = RecipeOptions::from_map(recipe, options)?;
-    record::check_instance(store, instance).await?;
+    crate::job::record::check_instance(store, instance).await?;
     let saved = {
         let mut conn = store.pool().acquire().await.map_err(|err| {
             crate::connect::ConnectError::from(crate::store::StoreError::from(err))
@@ -293,25 +292,48 @@ pub async fn start_on_instance(
             .await?
             .ok_or_else(|| crate::connect::ConnectError::NoTarget(instance.to_owned()))?
     };
-    let ssh_command = saved.ssh_command.as_str();
-    let key = match &saved.auth {
-        crate::connect::AuthChoice::Key { path } => Some(path.as_str()),
-        _ => None,
-    };
-    let facts = read_facts(target, recipe, now).await?;
-    let text = script(recipe, &options, &facts)?;
-    let id = crate::job::JobId::generate(now);
     let request = crate::ssh::ConnectRequest {
-        ssh_command: ssh_command.to_owned(),
-        identity_files: key.map(std::path::PathBuf::from).into_iter().collect(),
+        ssh_command: saved.ssh_command.clone(),
+        identity_files: match &saved.auth {
+            crate::connect::AuthChoice::Key { path } => vec![std::path::PathBuf::from(path)],
+            _ => Vec::new(),
+        },
         ..crate::ssh::ConnectRequest::default()
     };
+    start(
+        store,
+        target,
+        &request,
+        Some(instance),
+        recipe,
+        &options,
+        now,
+    )
+    .await
+}
+
+/// Read the facts `recipe` needs, write its script, start it as a detached job and record it
+/// (under `instance` when given) with how the target was reached, so `job attach` can reach it
+/// again. Both the Install page and `leasehold install` start recipes through here.
+pub async fn start(
+    store: &crate::store::Store,
+    target: &crate::ssh::SshTarget,
+    request: &crate::ssh::ConnectRequest,
+    instance: Option<&str>,
+    recipe: Recipe,
+    options: &RecipeOptions,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<crate::job::JobStatus, InstallError> {
+    use crate::job::record::{self, NewJob};
+    let facts = read_facts(target, recipe, now).await?;
+    let text = script(recipe, options, &facts)?;
+    let id = crate::job::JobId::generate(now);
     let label = target.destination().label();
     let job = NewJob {
         id: &id,
-        instance: Some(instance),
+        instance,
         target: &label,
-        request: &request,
+        request,
         name: None,
         recipe: Some(recipe.as_str()),
         options: options.as_map(),

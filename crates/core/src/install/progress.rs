@@ -332,6 +332,12 @@ fn percent_of(done: Option<u64>, total: Option<u64>) -> Option<f64> {
     }
 }
 
+/// Longest log line read for progress; the rest of a longer one is dropped.
+pub const MAX_PROGRESS_LINE: usize = 64 * 1024;
+/// Most skipped steps, results and findings kept: the progress is cloned into every piece of
+/// log sent to the UI, so it must stay small whatever the log says.
+pub const MAX_LISTED: usize = 100;
+
 /// The progress of one job so far, folded from its log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
 #[ts(export)]
@@ -361,20 +367,34 @@ pub struct Progress {
 
 impl Progress {
     /// Feed a chunk of the log that arrived at `now_s` (seconds, any origin). Lines end at `\n`
-    /// or `\r` (progress bars redraw with `\r`); a partial line waits for the next chunk.
+    /// or `\r` (progress bars redraw with `\r`); a partial line waits for the next chunk. Each
+    /// byte is looked at once, and a line longer than [`MAX_PROGRESS_LINE`] keeps only its
+    /// start: no progress line is that long, and the instance must not grow our memory.
     pub fn feed(&mut self, chunk: &[u8], now_s: f64) {
-        self.pending.extend_from_slice(chunk);
         let mut start = 0;
-        while let Some(offset) = self.pending[start..]
+        while let Some(offset) = chunk[start..]
             .iter()
             .position(|b| *b == b'\n' || *b == b'\r')
         {
             let end = start + offset;
-            let line = String::from_utf8_lossy(&self.pending[start..end]).into_owned();
+            self.keep_partial(&chunk[start..end]);
+            let line = String::from_utf8_lossy(&self.pending).into_owned();
+            self.pending.clear();
             self.line(&line, now_s);
             start = end + 1;
         }
-        self.pending.drain(..start);
+        self.keep_partial(&chunk[start..]);
+    }
+
+    fn keep_partial(&mut self, bytes: &[u8]) {
+        let room = MAX_PROGRESS_LINE.saturating_sub(self.pending.len());
+        self.pending
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// Bytes held for the line not yet ended.
+    pub fn pending_bytes(&self) -> usize {
+        self.pending.len()
     }
 
     /// Apply one line.
@@ -395,12 +415,18 @@ impl Progress {
                 self.last_sample = None;
                 self.eta_seconds = None;
             }
-            LogEvent::Skip { text } => self.skipped.push(text),
+            LogEvent::Skip { text } if self.skipped.len() < MAX_LISTED => self.skipped.push(text),
+            LogEvent::Skip { .. } => {}
             LogEvent::Ok { .. } => self.done = true,
             LogEvent::Result { key, value } => {
-                self.results.insert(key, value);
+                if self.results.len() < MAX_LISTED || self.results.contains_key(&key) {
+                    self.results.insert(key, value);
+                }
             }
-            LogEvent::Finding { code } => self.findings.push(code),
+            LogEvent::Finding { code } if self.findings.len() < MAX_LISTED => {
+                self.findings.push(code);
+            }
+            LogEvent::Finding { .. } => {}
             LogEvent::Fail { code, message } => self.failure = Some((code, message)),
             LogEvent::Transfer(mut transfer) => {
                 if transfer.bytes_per_second.is_none() {
@@ -571,6 +597,51 @@ mod tests {
             p.failure.as_ref().map(|f| f.0.as_str()),
             Some("torch.cpu_build")
         );
+    }
+
+    #[test]
+    fn four_megabytes_of_carriage_return_progress_are_read_line_by_line_in_bounded_memory() {
+        let mut p = Progress::default();
+        p.feed(b"::leasehold::step 3/4 Ollama model\n", 0.0);
+        let mut log = Vec::new();
+        let mut n = 0u64;
+        while log.len() < 4 * 1024 * 1024 {
+            log.extend_from_slice(
+                format!("pulling 2bada8a74506:  {}% \u{2595}\u{2588}\u{258f}  470 MB/4.7 GB  5.2 MB/s  13m12s\r", n % 100).as_bytes(),
+            );
+            n += 1;
+        }
+        log.extend_from_slice(b"pulling 2bada8a74506:  50% \xe2\x96\x95\xe2\x96\x88\xe2\x96\x8f  2.3 GB/4.7 GB  5.2 MB/s  7m0s\r");
+        for (at, chunk) in log.chunks(4093).enumerate() {
+            p.feed(chunk, at as f64);
+            assert!(
+                p.pending_bytes() < 4093 * 2,
+                "only the unfinished bar is held"
+            );
+        }
+        assert_eq!(p.transfer.as_ref().and_then(|t| t.percent), Some(50.0));
+        assert_eq!(p.eta_seconds, Some(420));
+
+        // A "line" that never ends keeps only its start.
+        let mut p = Progress::default();
+        for _ in 0..1024 {
+            p.feed(&[b'x'; 4096], 0.0);
+        }
+        assert_eq!(p.pending_bytes(), MAX_PROGRESS_LINE);
+    }
+
+    #[test]
+    fn a_log_full_of_markers_keeps_a_bounded_progress() {
+        let mut p = Progress::default();
+        for n in 0..10_000 {
+            p.feed(
+                format!("::leasehold::skip step {n}\n::leasehold::finding code.{n}\n::leasehold::result k{n}=v\n").as_bytes(),
+                0.0,
+            );
+        }
+        assert_eq!(p.skipped.len(), MAX_LISTED);
+        assert_eq!(p.findings.len(), MAX_LISTED);
+        assert_eq!(p.results.len(), MAX_LISTED);
     }
 
     #[test]

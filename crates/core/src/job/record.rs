@@ -302,20 +302,52 @@ pub async fn attach_recorded(
     sink: &mut (dyn FnMut(&[u8]) + Send),
     clock: &dyn crate::clock::Clock,
 ) -> Result<JobStatus, JobError> {
-    let job = load(store, id).await?.job_id()?;
-    let result = super::attach(
+    let ended = attach_recorded_until(
+        store,
         target,
-        &super::JobRoot::Home,
-        &job,
+        id,
         offset,
         sink,
-        super::AttachOptions::default(),
+        clock,
+        std::future::pending(),
     )
-    .await;
+    .await?;
+    Ok(ended.expect("a pending shutdown never comes"))
+}
+
+/// [`attach_recorded`] until the job ends or `shutdown` comes (the CLI's Ctrl-C: the job goes
+/// on, and `None` says so). Either way the offset reached is kept for the next attach.
+pub async fn attach_recorded_until(
+    store: &Store,
+    target: &dyn crate::target::Target,
+    id: &str,
+    offset: &mut u64,
+    sink: &mut (dyn FnMut(&[u8]) + Send),
+    clock: &dyn crate::clock::Clock,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<Option<JobStatus>, JobError> {
+    let job = load(store, id).await?.job_id()?;
+    let result = {
+        let attach = super::attach(
+            target,
+            &super::JobRoot::Home,
+            &job,
+            offset,
+            sink,
+            super::AttachOptions::default(),
+        );
+        tokio::select! {
+            result = attach => Some(result),
+            () = shutdown => None,
+        }
+    };
     save_offset(store, id, *offset, clock.now()).await?;
+    let Some(result) = result else {
+        return Ok(None);
+    };
     let status = result?;
     save_status(store, &status, clock.now()).await?;
-    Ok(status)
+    Ok(Some(status))
 }
 
 /// Cancel a recorded job and keep its new state.

@@ -51,6 +51,50 @@ pub async fn due_in_store(
     Ok((rules, due))
 }
 
+/// One round of the reminder scheduler: what became due, personal and team.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Round {
+    /// New this round, to be told (desktop, webhooks): the personal ones first, then the team's.
+    pub fired: Vec<Reminder>,
+    /// What the popup shows, personal then team.
+    pub open: Vec<Reminder>,
+    /// Inside the quiet hours: nothing personal was fired.
+    pub quiet: bool,
+}
+
+/// The scheduler's round, in the one order both kinds must go: the personal reminders are
+/// found and recorded first (their failure ends the round), then the team's budgets and
+/// left-running alerts, whose failure only leaves them out of this round (the team server's
+/// cache may be missing or old; the user's own reminders must not wait for it).
+pub async fn round<Tz: chrono::TimeZone>(
+    store: &Store,
+    now: DateTime<Utc>,
+    zone: &Tz,
+) -> Result<Round, RemindError> {
+    let (rules, due) = due_observed(store, now).await?;
+    let tick = schedule::tick(store, &due, &rules, now, zone).await?;
+    let mut fired = tick.fired;
+    let mut open = tick.open;
+    match team::due_in_store(store, now).await {
+        Ok(team_due) => {
+            match team::tick(store, &team_due, &rules, now, zone).await {
+                Ok(team_fired) => fired.extend(team_fired),
+                Err(err) => tracing::warn!(%err, "team reminders not recorded"),
+            }
+            match team::open(store, &team_due).await {
+                Ok(team_open) => open.extend(team_open),
+                Err(err) => tracing::warn!(%err, "open team reminders not read"),
+            }
+        }
+        Err(err) => tracing::warn!(%err, "team reminders not checked"),
+    }
+    Ok(Round {
+        fired,
+        open,
+        quiet: tick.quiet,
+    })
+}
+
 /// Like [`due_in_store`], with what the other modules recorded in the same store: the GPU
 /// minutes the monitor wrote (for `gpu_idle`) and the backups recorded (for `backup_missing`). What the app's scheduler and `remind due` use.
 pub async fn due_observed(

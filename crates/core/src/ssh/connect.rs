@@ -126,6 +126,14 @@ impl client::Handler for HostKeyCheck {
                 fingerprint: fingerprint(&key),
                 known_hosts: file,
             }),
+            HostKeyVerdict::ByCertificateAuthority { file, line } => {
+                Some(SshError::HostKeyByCertificate {
+                    host: self.host.clone(),
+                    fingerprint: fingerprint(&key),
+                    known_hosts: file,
+                    line,
+                })
+            }
         };
         let trusted = refusal.is_none();
         if trusted {

@@ -99,6 +99,19 @@ pub enum SshError {
         known_hosts: PathBuf,
     },
 
+    #[error(
+        "{host} is trusted in {}:{line} only through a certificate authority (@cert-authority), \
+         which Leasehold does not check; its key {fingerprint} was not trusted. Add the host's own \
+         key line (from the provider, or ssh-keyscan) to use it here",
+        known_hosts.display()
+    )]
+    HostKeyByCertificate {
+        host: String,
+        fingerprint: String,
+        known_hosts: PathBuf,
+        line: usize,
+    },
+
     #[error("cannot record the host key in {}: {message}", path.display())]
     KnownHostsWrite { path: PathBuf, message: String },
 
@@ -228,6 +241,7 @@ impl crate::Coded for SshError {
             Self::HostKeyUnknown { .. } => "ssh.host_key_unknown",
             Self::HostKeyChanged { .. } => "ssh.host_key_changed",
             Self::HostKeyRevoked { .. } => "ssh.host_key_revoked",
+            Self::HostKeyByCertificate { .. } => "ssh.host_key_by_certificate",
             Self::KnownHostsWrite { .. } => "ssh.known_hosts_write",
             Self::AuthFailed { .. } => "ssh.auth_failed",
             Self::PassphraseNeeded { .. } => "ssh.passphrase_needed",

@@ -37,6 +37,10 @@ pub enum HostKeyVerdict {
     Changed { recorded: Vec<RecordedKey> },
     /// The presented key is marked `@revoked`.
     Revoked { file: PathBuf },
+    /// The only lines for this host are `@cert-authority` ones: the user trusts the host
+    /// through its certificate, which Leasehold does not check. Never a first contact to
+    /// trust on first use.
+    ByCertificateAuthority { file: PathBuf, line: usize },
 }
 
 /// A host key found in a known_hosts file, and where.
@@ -86,14 +90,24 @@ impl KnownHosts {
         &self.learn_into
     }
 
-    /// Judge `key` presented by `host:port`.
+    /// Judge `key` presented by `host:port`. A matching `@revoked` line wins wherever it is in
+    /// the files, before or after a line that trusts the key (OpenSSH checks revocation over
+    /// everything it loaded first).
     pub fn check(&self, host: &str, port: u16, key: &PublicKey) -> HostKeyVerdict {
+        let entries = self.entries_for(host, port);
+        if let Some((_, file, _)) = entries.iter().find(|(entry, _, _)| {
+            entry.marker() == Some(&Marker::Revoked) && same_key(entry.public_key(), key)
+        }) {
+            return HostKeyVerdict::Revoked { file: file.clone() };
+        }
         let mut recorded = Vec::new();
-        for (entry, file, line) in self.entries_for(host, port) {
+        let mut authority = None;
+        for (entry, file, line) in entries {
             let known = entry.public_key();
             match entry.marker() {
-                Some(Marker::Revoked) if same_key(known, key) => {
-                    return HostKeyVerdict::Revoked { file };
+                Some(Marker::CertAuthority) => {
+                    authority.get_or_insert((file, line));
+                    continue;
                 }
                 Some(_) => continue,
                 None => {}
@@ -108,7 +122,10 @@ impl KnownHosts {
             });
         }
         if recorded.is_empty() {
-            return HostKeyVerdict::Unknown;
+            return match authority {
+                Some((file, line)) => HostKeyVerdict::ByCertificateAuthority { file, line },
+                None => HostKeyVerdict::Unknown,
+            };
         }
         // The key this one replaced (same type) first; then the types the host no longer offers.
         recorded.sort_by_key(|r| !same_family(&r.key.algorithm(), &key.algorithm()));
@@ -457,6 +474,36 @@ mod tests {
         );
         assert_eq!(
             hosts.check("evil.lab", 22, &key(KEY_B)),
+            HostKeyVerdict::Unknown
+        );
+    }
+
+    #[test]
+    fn a_revoked_line_after_a_trusting_one_still_wins() {
+        let (_dir, hosts) = file_with(&format!(
+            "host.example {KEY_A}\n@revoked host.example {KEY_A}\n"
+        ));
+        assert!(
+            matches!(
+                hosts.check("host.example", 22, &key(KEY_A)),
+                HostKeyVerdict::Revoked { .. }
+            ),
+            "OpenSSH refuses a revoked key whatever line trusts it"
+        );
+    }
+
+    #[test]
+    fn a_host_known_only_through_a_certificate_authority_is_not_a_first_contact() {
+        let (_dir, hosts) = file_with(&format!("@cert-authority *.example {KEY_A}\n"));
+        assert_eq!(
+            hosts.check("gpu.example", 22, &key(KEY_B)),
+            HostKeyVerdict::ByCertificateAuthority {
+                file: hosts.learn_into().to_owned(),
+                line: 1
+            }
+        );
+        assert_eq!(
+            hosts.check("other.net", 22, &key(KEY_B)),
             HostKeyVerdict::Unknown
         );
     }

@@ -103,6 +103,12 @@ pub struct TransferReport {
     /// Every file's SHA-256 was compared on both sides.
     pub verified: bool,
     pub seconds: f64,
+    /// Symbolic links in a downloaded folder, left alone (SFTP lists them without following;
+    /// what they point to may be outside the folder or missing).
+    #[ts(type = "number")]
+    pub skipped_links: u64,
+    /// The first few of them (remote paths).
+    pub skipped_links_named: Vec<String>,
 }
 
 impl TransferReport {

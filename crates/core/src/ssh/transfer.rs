@@ -5,7 +5,7 @@
 //! starves the pipelined SFTP requests), and uploads end with `shutdown()`, which waits for every
 //! write acknowledgement so a full disk on the instance is an error here, not a silent loss.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use russh_sftp::client::SftpSession;
@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::file_io::{local_error, sftp_error, within, Copied, Planned, CHUNK};
-use super::safe_name::local_child;
+use super::listing::{plan_download, Listing};
 use super::sftp::{
     remote_join, remote_path, ProgressSink, ProgressThrottle, Sftp, TransferOptions, TransferReport,
 };
@@ -138,6 +138,8 @@ impl SshTarget {
             resumed_bytes,
             verified: options.verify,
             seconds: started.elapsed().as_secs_f64(),
+            skipped_links: 0,
+            skipped_links_named: Vec::new(),
         })
     }
 
@@ -150,8 +152,18 @@ impl SshTarget {
     ) -> Result<TransferReport, SshError> {
         let started = Instant::now();
         let remote = remote_path(remote);
+        // Listed on a session of its own, closed before the copy takes a channel.
+        let listing = {
+            let lister = self.raw_sftp().await?;
+            plan_download(&lister, &remote, local, options.stall_timeout).await?
+        };
+        let Listing {
+            files: plan,
+            dirs,
+            links,
+            links_named,
+        } = listing;
         let sftp = self.sftp().await?;
-        let (plan, dirs) = plan_download(&sftp.session, &remote, local).await?;
         for dir in &dirs {
             std::fs::create_dir_all(dir).map_err(|err| local_error(dir, &err))?;
         }
@@ -220,6 +232,8 @@ impl SshTarget {
             resumed_bytes: copied.iter().map(|c| c.resumed).sum(),
             verified: options.verify,
             seconds: started.elapsed().as_secs_f64(),
+            skipped_links: links,
+            skipped_links_named: links_named,
         })
     }
 
@@ -310,79 +324,6 @@ fn plan_upload(local: &Path, remote: &str) -> Result<(Vec<Planned>, Vec<String>)
                 files.push(Planned {
                     local: path,
                     remote: target,
-                    size: meta.len(),
-                });
-            }
-        }
-    }
-    Ok((files, dirs))
-}
-
-/// Deepest folder a download walks into.
-const MAX_DEPTH: usize = 256;
-/// Most files and folders one download plans.
-const MAX_ENTRIES: usize = 2_000_000;
-
-async fn plan_download(
-    sftp: &SftpSession,
-    remote: &str,
-    local: &Path,
-) -> Result<(Vec<Planned>, Vec<PathBuf>), SshError> {
-    let meta = sftp
-        .metadata(remote)
-        .await
-        .map_err(|err| sftp_error(remote, err))?;
-    if !meta.is_dir() {
-        let planned = Planned {
-            local: local.to_owned(),
-            remote: remote.to_owned(),
-            size: meta.len(),
-        };
-        let parent = local.parent().map(Path::to_owned).into_iter().collect();
-        return Ok((vec![planned], parent));
-    }
-    let mut files = Vec::new();
-    let mut dirs = vec![local.to_owned()];
-    let mut stack = vec![(remote.to_owned(), local.to_owned(), 0usize)];
-    while let Some((dir, local_dir, depth)) = stack.pop() {
-        // The instance decides how deep and wide the tree is; an endless one must not be
-        // walked forever.
-        if depth > MAX_DEPTH || files.len() + dirs.len() > MAX_ENTRIES {
-            return Err(sftp_error(
-                &dir,
-                format!(
-                    "the folder is deeper than {MAX_DEPTH} levels or holds more than \
-                     {MAX_ENTRIES} entries; copy a smaller part of it"
-                ),
-            ));
-        }
-        let entries = sftp
-            .read_dir(dir.clone())
-            .await
-            .map_err(|err| sftp_error(&dir, err))?;
-        let mut entries: Vec<_> = entries.collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let name = entry.file_name();
-            if name == "." || name == ".." {
-                continue;
-            }
-            // Checked for the whole tree before anything is written.
-            let target =
-                local_child(&local_dir, &name).map_err(|reason| SshError::UnsafeRemoteName {
-                    folder: dir.clone(),
-                    name: name.clone(),
-                    reason,
-                })?;
-            let source = remote_join(&dir, &name);
-            let meta = entry.metadata();
-            if meta.is_dir() {
-                dirs.push(target.clone());
-                stack.push((source, target, depth + 1));
-            } else if meta.file_type().is_file() {
-                files.push(Planned {
-                    local: target,
-                    remote: source,
                     size: meta.len(),
                 });
             }

@@ -37,12 +37,16 @@ pub enum StopError {
     PowerOffFailed { exit: u32, detail: String },
     #[error("the instance still answers SSH {seconds} s after the power-off command; it was not recorded as stopped")]
     NotConfirmed { seconds: u64 },
+    #[error("the power-off command was sent, but the instance could not be confirmed down ({reason}); it was not recorded as stopped and may still be billing: check the provider's console")]
+    CouldNotConfirm { reason: String },
     #[error("{api} took the stop request but still reports the instance as {last:?} after {seconds} s; it was not recorded as stopped")]
     NotConfirmedByApi {
         api: &'static str,
         seconds: u64,
         last: String,
     },
+    #[error("the stop was interrupted before it was confirmed; it was not recorded as stopped, and the instance may be powering off: check the provider's console")]
+    Cancelled,
     #[error("no SSH target is saved for {name} ({detail}); connect it first, or give --ssh")]
     NoSavedTarget { name: String, detail: String },
     #[error("the instance could not be reached: {0}")]
@@ -70,7 +74,9 @@ impl Coded for StopError {
             Self::PowerOffFailed { .. } => "stop.power_off_failed",
             Self::NotConfirmed { .. } => "stop.not_confirmed",
             Self::NotConfirmedByApi { .. } => "stop.not_confirmed_by_api",
+            Self::CouldNotConfirm { .. } => "stop.could_not_confirm",
             Self::NoSavedTarget { .. } => "stop.no_saved_target",
+            Self::Cancelled => "stop.cancelled",
             Self::Target(err) => err.code(),
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
@@ -132,6 +138,7 @@ impl Coded for StopError {
                 vec![("exit", exit.to_string()), ("detail", detail.clone())]
             }
             Self::NotConfirmed { seconds } => vec![("seconds", seconds.to_string())],
+            Self::CouldNotConfirm { reason } => vec![("reason", reason.clone())],
             Self::NotConfirmedByApi { api, seconds, last } => vec![
                 ("api", (*api).to_owned()),
                 ("seconds", seconds.to_string()),

@@ -20,7 +20,7 @@ use ts_rs::TS;
 
 use crate::billing::{ledger, InstanceState, PowerAction, ProviderKey, StopApi};
 use crate::clock::Clock;
-use crate::ssh::{ConnectRequest, Secret};
+use crate::ssh::{ConnectRequest, Secret, SshError};
 use crate::store::Store;
 use crate::target::{CommandSpec, Target, TargetError};
 
@@ -32,6 +32,8 @@ pub use error::StopError;
 pub struct StopWait {
     pub limit: Duration,
     pub every: Duration,
+    /// How long the power-off command itself may run before the stop counts as unconfirmed.
+    pub command_limit: Duration,
 }
 
 impl Default for StopWait {
@@ -39,32 +41,70 @@ impl Default for StopWait {
         Self {
             limit: Duration::from_secs(120),
             every: Duration::from_secs(3),
+            command_limit: Duration::from_secs(20),
         }
     }
 }
 
-/// Whether the instance answers a fresh SSH login right now (a new connection each time, so an
-/// open link that has not noticed the power-off yet cannot fake an answer).
-pub type Answers<'a> = &'a (dyn Fn() -> BoxFuture<'static, bool> + Send + Sync);
+/// What one fresh login attempt said about the instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Look {
+    /// It logged us in: still up.
+    Answers,
+    /// Nothing there: the connection was refused, the address unreachable, or the handshake
+    /// timed out. Only this is what a powered-off machine looks like.
+    Silent,
+    /// Something answered but the login failed for a reason of its own (a wrong password, no
+    /// credentials, a changed host key): that says nothing about the power.
+    Unsure { reason: String, lasting: bool },
+}
+
+impl Look {
+    fn of_failed_login(err: &SshError) -> Self {
+        match err {
+            SshError::Refused { .. }
+            | SshError::Unreachable { .. }
+            | SshError::ConnectTimeout { .. } => Self::Silent,
+            // A handshake cut or a session dropped can be sshd going down mid-look: not silence,
+            // but worth looking again.
+            SshError::Handshake { .. }
+            | SshError::Disconnected { .. }
+            | SshError::Channel { .. }
+            | SshError::UnknownHost { .. } => Self::Unsure {
+                reason: err.to_string(),
+                lasting: false,
+            },
+            _ => Self::Unsure {
+                reason: err.to_string(),
+                lasting: true,
+            },
+        }
+    }
+}
+
+/// What a fresh SSH login says right now (a new connection each time, so an open link that has
+/// not noticed the power-off yet cannot fake an answer).
+pub type Answers<'a> = &'a (dyn Fn() -> BoxFuture<'static, Look> + Send + Sync);
 
 /// A probe for [`Answers`] from how the instance is reached: connect with a short timeout and
 /// run `true`.
-pub fn answers_for(request: ConnectRequest) -> impl Fn() -> BoxFuture<'static, bool> + Send + Sync {
+pub fn answers_for(request: ConnectRequest) -> impl Fn() -> BoxFuture<'static, Look> + Send + Sync {
     move || {
         let request = ConnectRequest {
             connect_timeout: Some(Duration::from_secs(5)),
             ..request.clone()
         };
         Box::pin(async move {
-            let Ok(target) = request.connect().await else {
-                return false;
+            let target = match request.connect().await {
+                Ok(target) => target,
+                Err(err) => return Look::of_failed_login(&err),
             };
-            let answered = target
+            // Logged in is up, whatever `true` then does on a machine that may be going down.
+            let _ = target
                 .run(&CommandSpec::new("true").timeout(Duration::from_secs(5)))
-                .await
-                .is_ok_and(|out| out.success());
+                .await;
             target.disconnect().await;
-            answered
+            Look::Answers
         })
     }
 }
@@ -244,7 +284,7 @@ pub async fn over_ssh(
         },
     };
     let started = Instant::now();
-    run_power_off(target, &command).await?;
+    run_power_off(target, &command, wait.command_limit).await?;
     tokio::time::sleep(FIRST_LOOK_AFTER).await;
     confirm_down(answers, wait, started).await?;
     let stopped_at = clock.now();
@@ -257,6 +297,46 @@ pub async fn over_ssh(
         waited_seconds: started.elapsed().as_secs(),
         stopped_at,
     })
+}
+
+/// How "Stop now" reaches `name` over SSH: the pasted command when one is given, else the
+/// instance's saved target.
+pub async fn request_for(
+    store: &Store,
+    name: &str,
+    ssh_command: Option<&str>,
+) -> Result<ConnectRequest, StopError> {
+    match ssh_command {
+        Some(command) => Ok(ConnectRequest {
+            ssh_command: command.to_owned(),
+            ..ConnectRequest::default()
+        }),
+        None => saved_request(store, name).await,
+    }
+}
+
+/// The SSH route as both adapters run it: the power-off over `target`, confirmed by fresh
+/// logins made from `request` (which never record a host key for the first time), ended early
+/// by `shutdown` (the CLI's Ctrl-C) with nothing recorded.
+#[allow(clippy::too_many_arguments)]
+pub async fn over_ssh_with(
+    store: &Store,
+    name: &str,
+    target: &dyn Target,
+    request: ConnectRequest,
+    command: Option<&str>,
+    wait: StopWait,
+    clock: &dyn Clock,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<StopReport, StopError> {
+    let answers = answers_for(ConnectRequest {
+        accept_new_host_key: false,
+        ..request
+    });
+    tokio::select! {
+        outcome = over_ssh(store, name, target, &answers, command, wait, clock) => outcome,
+        () = shutdown => Err(StopError::Cancelled),
+    }
 }
 
 /// Stop `name` through its provider's API, wait until the provider says it is powered off, then
@@ -338,10 +418,14 @@ async fn confirm_stopped_by_api(
 }
 
 /// Run the command; a link that drops or a channel that never reports an exit is what a machine
-/// going down looks like, so only a reported non-zero exit counts as failure.
-async fn run_power_off(target: &dyn Target, command: &str) -> Result<(), StopError> {
-    let spec = CommandSpec::new(format!("sh -c {}", crate::shell::quote(command)))
-        .timeout(Duration::from_secs(20));
+/// going down looks like, so only a reported non-zero exit counts as failure. A command still
+/// running at `limit` on a link that is still up has not powered anything off.
+async fn run_power_off(
+    target: &dyn Target,
+    command: &str,
+    limit: Duration,
+) -> Result<(), StopError> {
+    let spec = CommandSpec::new(format!("sh -c {}", crate::shell::quote(command))).timeout(limit);
     match target.run(&spec).await {
         Ok(out) => match out.exit_status {
             Some(0) | None => Ok(()),
@@ -353,6 +437,12 @@ async fn run_power_off(target: &dyn Target, command: &str) -> Result<(), StopErr
                     .collect(),
             }),
         },
+        Err(TargetError::Timeout(after)) => Err(StopError::CouldNotConfirm {
+            reason: format!(
+                "the power-off command was still running after {} s",
+                after.as_secs()
+            ),
+        }),
         Err(TargetError::Spawn(detail)) => Err(StopError::Target(TargetError::Spawn(detail))),
         Err(err) => {
             tracing::info!(%err, "the link went while powering off; confirming");
@@ -361,25 +451,43 @@ async fn run_power_off(target: &dyn Target, command: &str) -> Result<(), StopErr
     }
 }
 
-/// Down once two looks in a row get no answer; `NotConfirmed` past `wait.limit`.
+/// Down once two looks in a row find nothing there; `CouldNotConfirm` at once when a login
+/// fails for a reason that will not pass (credentials, host key), `NotConfirmed` past
+/// `wait.limit`.
 async fn confirm_down(
     answers: Answers<'_>,
     wait: StopWait,
     started: Instant,
 ) -> Result<(), StopError> {
     let mut silent = 0;
+    let mut unsure = None;
     loop {
-        if answers().await {
-            silent = 0;
-        } else {
-            silent += 1;
-            if silent >= 2 {
-                return Ok(());
+        match answers().await {
+            Look::Silent => {
+                silent += 1;
+                if silent >= 2 {
+                    return Ok(());
+                }
+            }
+            Look::Answers => {
+                silent = 0;
+                unsure = None;
+            }
+            Look::Unsure {
+                reason,
+                lasting: true,
+            } => return Err(StopError::CouldNotConfirm { reason }),
+            Look::Unsure { reason, .. } => {
+                silent = 0;
+                unsure = Some(reason);
             }
         }
         if started.elapsed() >= wait.limit {
-            return Err(StopError::NotConfirmed {
-                seconds: started.elapsed().as_secs(),
+            return Err(match unsure {
+                Some(reason) => StopError::CouldNotConfirm { reason },
+                None => StopError::NotConfirmed {
+                    seconds: started.elapsed().as_secs(),
+                },
             });
         }
         tokio::time::sleep(wait.every).await;

@@ -19,6 +19,7 @@ pub mod bulk;
 pub mod conflict_replays;
 mod error;
 pub mod gpu_minutes;
+pub mod identity;
 pub mod instance_plans;
 pub mod jobs;
 pub mod ledger;

@@ -266,6 +266,84 @@ pub async fn open_read_only_copy(
     Ok((Store { pool }, copy))
 }
 
+/// The names of the private folders read-only copies go into, in the OS temporary folder.
+const COPY_FOLDER_PREFIX: &str = "leasehold-read-only-";
+
+/// A new private folder for a read-only copy: a fresh random name, created with mode 0700, so
+/// on a shared `/tmp` no other user can read the copy (it holds the whole ledger) or plant a
+/// file in its place; this user's folders from earlier copies are removed first.
+pub fn private_copy_folder() -> Result<PathBuf, StoreError> {
+    private_copy_folder_in(&std::env::temp_dir())
+}
+
+/// [`private_copy_folder`] inside `temp` instead of the OS temporary folder.
+pub fn private_copy_folder_in(temp: &Path) -> Result<PathBuf, StoreError> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(COPY_FOLDER_PREFIX);
+    // Made with this mode, not changed after: no moment when another user could open it.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let folder = builder
+        .tempdir_in(temp)
+        .map_err(|source| StoreError::CreateFolder {
+            path: temp.display().to_string(),
+            source,
+        })?
+        .keep();
+    remove_earlier_copies(temp, &folder);
+    Ok(folder)
+}
+
+/// Earlier copies' folders that belong to this user (another user's, or a link, is left alone).
+fn remove_earlier_copies(temp: &Path, keep: &Path) {
+    let Ok(ours) = std::fs::symlink_metadata(keep) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        // `leasehold-read-only` without a suffix is the shared folder older versions used.
+        if !(name.starts_with(COPY_FOLDER_PREFIX) || name == "leasehold-read-only") {
+            continue;
+        }
+        let path = entry.path();
+        if path == keep {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() && same_owner(&meta, &ours) {
+            if let Err(err) = std::fs::remove_dir_all(&path) {
+                tracing::debug!(%err, path = %path.display(), "an earlier read-only copy stays");
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn same_owner(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.uid() == b.uid()
+}
+
+/// Elsewhere the temporary folder is the user's own.
+#[cfg(not(unix))]
+fn same_owner(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    true
+}
+
+/// [`open_read_only_copy`] into a new [`private_copy_folder`]: the recovery screen's action.
+pub async fn open_private_read_only_copy(
+    path: &Path,
+    now: DateTime<Utc>,
+) -> Result<(Store, PathBuf), StoreError> {
+    open_read_only_copy(path, &private_copy_folder()?, now).await
+}
+
 /// Rename the database (and its `-wal`/`-shm` files) aside with a timestamp, then create and open
 /// an empty one at `path`. Returns the new store and where the old file now is.
 pub async fn start_fresh(path: &Path, now: DateTime<Utc>) -> Result<(Store, PathBuf), StoreError> {

@@ -29,26 +29,32 @@ impl<F: FnMut(OutputStream, &str)> LineSplitter<F> {
         }
     }
 
-    /// Feed one chunk; every line it completes is passed on at once.
+    /// Feed one chunk; every line it completes is passed on at once. Only the new bytes are
+    /// searched, so a long line arriving in many chunks costs its length, not its square.
     pub fn push(&mut self, stream: OutputStream, chunk: &[u8]) {
+        let Self {
+            on_line,
+            stdout,
+            stderr,
+        } = self;
         let pending = match stream {
-            OutputStream::Stdout => &mut self.stdout,
-            OutputStream::Stderr => &mut self.stderr,
+            OutputStream::Stdout => stdout,
+            OutputStream::Stderr => stderr,
         };
-        pending.extend_from_slice(chunk);
         let mut start = 0;
-        while let Some(offset) = pending[start..].iter().position(|b| *b == b'\n') {
+        while let Some(offset) = chunk[start..].iter().position(|b| *b == b'\n') {
             let end = start + offset;
-            let line = trim_cr(&pending[start..end]);
-            (self.on_line)(stream, &String::from_utf8_lossy(line));
+            pending.extend_from_slice(&chunk[start..end]);
+            on_line(stream, &String::from_utf8_lossy(trim_cr(pending)));
+            pending.clear();
             start = end + 1;
         }
-        pending.drain(..start);
+        pending.extend_from_slice(&chunk[start..]);
         // A line that never ends (binary output, a hostile instance) is passed on in pieces
         // rather than held without bound.
         if pending.len() >= MAX_LINE {
             let piece = std::mem::take(pending);
-            (self.on_line)(stream, &String::from_utf8_lossy(&piece));
+            on_line(stream, &String::from_utf8_lossy(&piece));
         }
     }
 

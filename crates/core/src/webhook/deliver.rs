@@ -1,5 +1,9 @@
-//! Posting a prepared request, with bounded retries: a 5xx, a 429, a timeout or a refused
-//! connection is tried again after a growing pause; any other answer is final.
+//! Posting a prepared request, with bounded retries: a 5xx, a 429 or a refused connection is
+//! tried again after a growing pause; any other answer is final. A timed-out POST may have
+//! arrived, so it is tried again only where the service takes an idempotency key (the generic
+//! JSON kind, with the same `Idempotency-Key` on every try); elsewhere it would post twice.
+//! Redirects are never followed (the URL's token would travel on in `Referer` and to another
+//! host), and only the first [`MAX_ANSWER_BYTES`] of an answer are read.
 
 use std::time::Duration;
 
@@ -41,6 +45,32 @@ pub struct Delivery {
     /// Tries it took.
     pub attempts: u32,
     pub status: u16,
+}
+
+/// Most bytes of a service's answer read: the refusal codes are in the first few hundred.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The start of the answer's body, never more than [`MAX_ANSWER_BYTES`].
+async fn answer_text(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = MAX_ANSWER_BYTES - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() == MAX_ANSWER_BYTES {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The key one message carries on every try, from what is sent: the same message at the same
+/// moment is the same delivery.
+fn idempotency_key(prepared: &super::request::Prepared) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(prepared.url.as_str().as_bytes());
+    hasher.update(prepared.body.to_string().as_bytes());
+    hex::encode(&hasher.finalize()[..16])
 }
 
 /// The service's own refusal inside a 200 answer (DingTalk and WeCom `errcode`, Feishu and
@@ -95,18 +125,24 @@ pub async fn send(
     let attempts = retry.attempts.max(1);
     let mut delay = retry.first_delay;
     let mut last = String::new();
+    let key = target
+        .kind
+        .takes_idempotency_key()
+        .then(|| idempotency_key(&prepared));
     for attempt in 1..=attempts {
-        let answer = client
+        let mut request = client
             .post(prepared.url.clone())
             .timeout(retry.timeout)
-            .json(&prepared.body)
-            .send()
-            .await;
+            .json(&prepared.body);
+        if let Some(key) = &key {
+            request = request.header("Idempotency-Key", key);
+        }
+        let answer = request.send().await;
         match answer {
             Ok(response) => {
                 let status = response.status();
                 if status.is_success() {
-                    let text = response.text().await.unwrap_or_default();
+                    let text = answer_text(response).await;
                     if let Some(detail) = refusal_in_body(target.kind, &text) {
                         return Err(WebhookError::Refused {
                             service,
@@ -121,7 +157,7 @@ pub async fn send(
                     });
                 }
                 if !(status.is_server_error() || status.as_u16() == 429) {
-                    let text = response.text().await.unwrap_or_default();
+                    let text = answer_text(response).await;
                     let detail = refusal_in_body(target.kind, &text)
                         .unwrap_or_else(|| format!(": {}", shortened(&text)));
                     return Err(WebhookError::Refused {
@@ -135,6 +171,16 @@ pub async fn send(
                     });
                 }
                 last = format!("the service answered HTTP {}", status.as_u16());
+            }
+            Err(err) if err.is_timeout() && !err.is_connect() && key.is_none() => {
+                // It may have been posted already; a second try could post it twice.
+                return Err(WebhookError::Unreachable {
+                    service,
+                    attempts: attempt,
+                    reason: "the request timed out and was not sent again, since the service \
+                             could then post the message twice"
+                        .into(),
+                });
             }
             Err(err) => last = reason(&err),
         }
@@ -151,10 +197,13 @@ pub async fn send(
     })
 }
 
-/// The HTTP client webhooks are sent with (rustls, the platform's roots).
+/// The HTTP client webhooks are sent with (rustls, the platform's roots), following no
+/// redirect: a 3xx is the service's final answer.
 pub fn client() -> Result<reqwest::Client, WebhookError> {
     reqwest::Client::builder()
         .user_agent(concat!("Leasehold/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
         .build()
         .map_err(|err| WebhookError::Client {
             reason: reason(&err),

@@ -60,6 +60,13 @@ impl WebhookKind {
         }
     }
 
+    /// Whether a try can be repeated without a second post: the generic JSON kind sends an
+    /// `Idempotency-Key` header (the IETF draft most receivers follow); the chat services'
+    /// robot webhooks take no such key.
+    pub fn takes_idempotency_key(self) -> bool {
+        matches!(self, Self::Json)
+    }
+
     pub fn parse(text: &str) -> Result<Self, WebhookError> {
         Self::ALL
             .into_iter()
@@ -97,6 +104,15 @@ impl fmt::Debug for WebhookTarget {
 /// Longest URL accepted; a webhook URL is a host and a token, not a document.
 const MAX_URL_CHARS: usize = 2048;
 
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 impl WebhookTarget {
     /// Check the URL (http or https, a host, no spaces) and pair it with the kind.
     pub fn new(kind: WebhookKind, url: &str, secret: Option<Secret>) -> Result<Self, WebhookError> {
@@ -122,6 +138,13 @@ impl WebhookTarget {
         if parsed.host_str().is_none_or(str::is_empty) {
             return Err(WebhookError::InvalidUrl {
                 reason: "it names no host",
+            });
+        }
+        // Plain http would carry the URL's token and the message across the network in clear;
+        // it is for a relay on this computer only.
+        if parsed.scheme() == "http" && !is_loopback(&parsed) {
+            return Err(WebhookError::InvalidUrl {
+                reason: "plain http is only for this computer (127.0.0.1, localhost); use https",
             });
         }
         Ok(Self {

@@ -1,6 +1,7 @@
 //! The user's webhooks: the kind and a label in SQLite, the URL and the secret in the OS
-//! keychain (`webhook-url:<id>`, `webhook-secret:<id>`), through the same keychain functions
-//! the SSH passwords use.
+//! keychain (`webhook-url:<database>:<id>`, `webhook-secret:<database>:<id>`), through the same
+//! keychain functions the SSH passwords use. The database's own id is in the name because row
+//! ids repeat across files: a second `--db` would otherwise overwrite the first one's secrets.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -23,12 +24,36 @@ pub struct WebhookView {
     pub created_at: DateTime<Utc>,
 }
 
-fn url_account(id: i64) -> String {
-    format!("webhook-url:{id}")
+/// The keychain names of one saved webhook.
+struct Accounts {
+    url: String,
+    secret: String,
+    /// The names before they carried the database's id (read once, then moved).
+    legacy_url: String,
+    legacy_secret: String,
 }
 
-fn secret_account(id: i64) -> String {
-    format!("webhook-secret:{id}")
+async fn accounts(store: &Store, id: i64) -> Result<Accounts, WebhookError> {
+    let mut conn = store.pool().acquire().await?;
+    let database = crate::store::identity::database_id(&mut conn).await?;
+    Ok(Accounts {
+        url: format!("webhook-url:{database}:{id}"),
+        secret: format!("webhook-secret:{database}:{id}"),
+        legacy_url: format!("webhook-url:{id}"),
+        legacy_secret: format!("webhook-secret:{id}"),
+    })
+}
+
+/// The secret under `name`, else under `legacy`, moved to `name` on the way.
+fn read_moving(name: &str, legacy: &str) -> Option<Secret> {
+    if let Some(secret) = stored_secret(name) {
+        return Some(secret);
+    }
+    let secret = stored_secret(legacy)?;
+    if store_secret(name, &secret).is_ok() {
+        let _ = forget_secret(legacy);
+    }
+    Some(secret)
 }
 
 fn keychain(err: &crate::ssh::SshError) -> WebhookError {
@@ -65,6 +90,7 @@ pub async fn add(
         return Err(WebhookError::InvalidLabel);
     }
     let mut tx = store.write().await?;
+    let database = crate::store::identity::database_id(&mut tx).await?;
     let id = repo::insert_webhook(
         &mut tx,
         target.kind.as_str(),
@@ -73,11 +99,11 @@ pub async fn add(
         now,
     )
     .await?;
-    store_secret(&url_account(id), &Secret::new(target.url.as_str()))
-        .map_err(|err| keychain(&err))?;
+    let url_account = format!("webhook-url:{database}:{id}");
+    store_secret(&url_account, &Secret::new(target.url.as_str())).map_err(|err| keychain(&err))?;
     if let Some(secret) = &target.secret {
-        if let Err(err) = store_secret(&secret_account(id), secret) {
-            let _ = forget_secret(&url_account(id));
+        if let Err(err) = store_secret(&format!("webhook-secret:{database}:{id}"), secret) {
+            let _ = forget_secret(&url_account);
             return Err(keychain(&err));
         }
     }
@@ -103,21 +129,24 @@ pub async fn list(store: &Store) -> Result<Vec<WebhookView>, WebhookError> {
 
 #[tracing::instrument(skip(store), err)]
 pub async fn remove(store: &Store, id: i64) -> Result<(), WebhookError> {
+    let names = accounts(store, id).await?;
     let mut conn = store.pool().acquire().await?;
     if !repo::delete_webhook(&mut conn, id).await? {
         return Err(WebhookError::UnknownWebhook { id });
     }
     // The row is gone; a keychain entry left behind is harmless, so removal still succeeds.
-    let _ = forget_secret(&url_account(id));
-    let _ = forget_secret(&secret_account(id));
+    // The legacy names are left alone: another database may be using them.
+    let _ = forget_secret(&names.url);
+    let _ = forget_secret(&names.secret);
     Ok(())
 }
 
 /// The saved webhook's target, read back from the keychain.
-fn target_of(hook: &WebhookView) -> Result<WebhookTarget, WebhookError> {
-    let url = stored_secret(&url_account(hook.id)).ok_or(WebhookError::MissingUrl)?;
+async fn target_of(store: &Store, hook: &WebhookView) -> Result<WebhookTarget, WebhookError> {
+    let names = accounts(store, hook.id).await?;
+    let url = read_moving(&names.url, &names.legacy_url).ok_or(WebhookError::MissingUrl)?;
     let secret = if hook.has_secret {
-        stored_secret(&secret_account(hook.id))
+        read_moving(&names.secret, &names.legacy_secret)
     } else {
         None
     };
@@ -137,7 +166,14 @@ pub async fn send_to(
         .into_iter()
         .find(|h| h.id == id)
         .ok_or(WebhookError::UnknownWebhook { id })?;
-    send(client, &target_of(&hook)?, message, now, Retry::default()).await
+    send(
+        client,
+        &target_of(store, &hook).await?,
+        message,
+        now,
+        Retry::default(),
+    )
+    .await
 }
 
 /// Send one message to every saved webhook; each answers for itself.
@@ -149,7 +185,7 @@ pub async fn send_to_all(
 ) -> Result<Vec<(WebhookView, Result<Delivery, WebhookError>)>, WebhookError> {
     let mut results = Vec::new();
     for hook in list(store).await? {
-        let outcome = match target_of(&hook) {
+        let outcome = match target_of(store, &hook).await {
             Ok(target) => send(client, &target, message, now, Retry::default()).await,
             Err(err) => Err(err),
         };

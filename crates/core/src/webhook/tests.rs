@@ -93,8 +93,14 @@ async fn server(answers: Vec<(u16, &'static str)>) -> Server {
                 body: serde_json::from_slice(&buffer[header_end..]).unwrap_or(Value::Null),
             });
             let (status, body) = answers.next().unwrap_or((200, "{\"errcode\":0}"));
+            // A redirect sends the client on to another path of this same server.
+            let location = if (300..400).contains(&status) {
+                "location: /redirected-here\r\n"
+            } else {
+                ""
+            };
             let reply = format!(
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{location}content-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
             );
             let _ = socket.write_all(reply.as_bytes()).await;
@@ -413,6 +419,11 @@ fn bad_kinds_and_urls_are_refused_before_anything_is_sent() {
         ("slack=not a url", "webhook.invalid_url"),
         ("slack=ftp://example.com/x", "webhook.invalid_url"),
         ("slack=file:///etc/passwd", "webhook.invalid_url"),
+        (
+            "slack=http://hooks.slack.com/services/x",
+            "webhook.invalid_url",
+        ),
+        ("json=http://192.168.1.20/hook", "webhook.invalid_url"),
         ("https://hooks.slack.com/services/x", "webhook.invalid_url"),
     ] {
         let err = WebhookTarget::parse_pair(pair, None).expect_err(pair);
@@ -425,4 +436,110 @@ fn bad_kinds_and_urls_are_refused_before_anything_is_sent() {
     )
     .expect("kind names are case-insensitive");
     assert_eq!(ok.kind, WebhookKind::Dingtalk);
+    for local in [
+        "json=http://127.0.0.1:8080/x",
+        "json=http://localhost/x",
+        "json=http://[::1]/x",
+    ] {
+        WebhookTarget::parse_pair(local, None).expect("plain http to this computer is allowed");
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_is_the_final_answer_and_never_followed() {
+    let redirecting = server(vec![(302, ""), (200, "{\"errcode\":0}")]).await;
+    let url = format!("{}/cgi-bin/webhook/send?key=TOKEN", redirecting.url);
+    let err = send(
+        &client().expect("client"),
+        &target(WebhookKind::Wecom, &url, None),
+        &message(),
+        now(),
+        quick(),
+    )
+    .await
+    .expect_err("a 302 is not a delivery");
+    assert_eq!(err.code(), "webhook.refused", "{err}");
+    let seen = redirecting.seen.lock().expect("log").clone();
+    assert_eq!(
+        seen.iter().map(|s| s.target.as_str()).collect::<Vec<_>>(),
+        vec!["/cgi-bin/webhook/send?key=TOKEN"],
+        "the redirect's target was never asked"
+    );
+}
+
+/// Accepts connections, reads what comes, never answers; counts the requests and their
+/// `Idempotency-Key` headers.
+async fn silent_server() -> (String, Arc<Mutex<Vec<String>>>, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    let keys = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&keys);
+    let task = tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&head).to_lowercase();
+                let key = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("idempotency-key:"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_owned();
+                log.lock().expect("log").push(key);
+                std::future::pending::<()>().await;
+            });
+        }
+    });
+    (url, keys, task)
+}
+
+#[tokio::test]
+async fn a_timed_out_post_is_tried_again_only_with_an_idempotency_key() {
+    let (url, keys, task) = silent_server().await;
+    let retry = Retry {
+        timeout: Duration::from_millis(300),
+        ..quick()
+    };
+    let http = client().expect("client");
+    let err = send(
+        &http,
+        &target(WebhookKind::Slack, &format!("{url}/s"), None),
+        &message(),
+        now(),
+        retry,
+    )
+    .await
+    .expect_err("no answer");
+    assert_eq!(err.code(), "webhook.unreachable");
+    assert_eq!(
+        keys.lock().expect("log").len(),
+        1,
+        "Slack takes no key: posted once"
+    );
+
+    keys.lock().expect("log").clear();
+    send(
+        &http,
+        &target(WebhookKind::Json, &format!("{url}/j"), None),
+        &message(),
+        now(),
+        retry,
+    )
+    .await
+    .expect_err("no answer");
+    let seen = keys.lock().expect("log").clone();
+    assert_eq!(seen.len(), 3, "tried again: {seen:?}");
+    assert!(
+        !seen[0].is_empty() && seen.iter().all(|k| *k == seen[0]),
+        "every try carries the same key: {seen:?}"
+    );
+    task.abort();
 }

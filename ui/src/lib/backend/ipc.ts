@@ -2,13 +2,14 @@
 // carrying the boundary's stable `{code, message}`, so components only ever match on codes.
 import { invoke } from '@tauri-apps/api/core'
 import type { ApiError } from '../bindings/ApiError'
+import type { ErrorCode } from '../bindings/ErrorCode'
 import type { Command } from '../bindings/commands'
 
 /** Used when something other than an `ApiError` failed (IPC broken, a panic's text). */
-export const UNEXPECTED_CODE = 'app.unexpected'
+export const UNEXPECTED_CODE: ErrorCode = 'app.unexpected'
 
 export class BackendError extends Error {
-  readonly code: string
+  readonly code: ErrorCode
   /** Set when a form was refused: the field the message belongs next to. */
   readonly field: string | null
   /** Values the localized text names (`{name}`). */

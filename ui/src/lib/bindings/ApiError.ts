@@ -4,7 +4,11 @@
  * `{code, message}` (plus `field` and `params` when there are any) as the UI and `--json`
  * consumers see it. `message` is English, for logs and for codes the UI does not know.
  */
-export type ApiError = { code: string, message: string, 
+export type ApiError = { 
+/**
+ * One of core's codes (generated into `ErrorCode.ts` by `error/code_list.rs`).
+ */
+code: import('./ErrorCode').ErrorCode, message: string, 
 /**
  * The form field the error belongs next to; absent when it is about the whole request.
  */

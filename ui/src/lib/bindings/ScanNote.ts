@@ -4,4 +4,8 @@
  * Something the user should know next to the list: what the provider keeps, what the scan
  * left out. `code` is stable (the UI's text key); `detail` is English for the CLI.
  */
-export type ScanNote = { code: string, path: string | null, days: number | null, count: number | null, detail: string, };
+export type ScanNote = { code: string, path: string | null, days: number | null, count: number | null, 
+/**
+ * The user owning what was left alone (a repository of another user is not scanned).
+ */
+owner: string | null, detail: string, };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import en from '../../locales/en.json'
 import zhCN from '../../locales/zh-CN.json'
+import type { ApiError } from '../bindings/ApiError'
 import { BackendError, toApiError, UNEXPECTED_CODE } from '../backend/ipc'
 import { errorKey, localizeError } from './errors'
 import { flattenKeys } from '.'
@@ -30,7 +31,7 @@ function translator(tree: Record<string, unknown>) {
 
 describe('localizeError', () => {
   it('shows the text kept for a known code in the chosen language, not the backend text', () => {
-    const error = { code: 'settings.unknown_language', message: '"fr" is not a language Leasehold speaks' }
+    const error: ApiError = { code: 'settings.unknown_language', message: '"fr" is not a language Leasehold speaks' }
     const chinese = translator(zhCN)
     expect(localizeError(error, chinese.t, chinese.has)).toBe(zhCN.errors.settings.unknown_language)
     const english = translator(en)
@@ -38,7 +39,8 @@ describe('localizeError', () => {
   })
 
   it("falls back to the backend's message for a code the UI has no text for", () => {
-    const error = { code: 'ssh.some_future_code', message: 'the host refused the key' }
+    // A code from a newer backend than this UI knows.
+    const error = { code: 'ssh.some_future_code', message: 'the host refused the key' } as unknown as ApiError
     const chinese = translator(zhCN)
     expect(localizeError(error, chinese.t, chinese.has)).toBe('the host refused the key')
   })
@@ -57,10 +59,10 @@ describe('toApiError', () => {
   })
 
   it('keeps the field and the params of a refused form, and adds no empty ones', () => {
-    const refused = { code: 'billing.unknown_currency', message: 'unknown currency "CYN"', field: 'currency', params: { currency: 'CYN' } }
+    const refused: ApiError = { code: 'billing.unknown_currency', message: 'unknown currency "CYN"', field: 'currency', params: { currency: 'CYN' } }
     expect(toApiError(refused)).toEqual(refused)
     expect(toApiError(new BackendError(refused))).toEqual(refused)
-    expect(Object.keys(toApiError(new BackendError({ code: 'x.y', message: 'm' })))).toEqual(['code', 'message'])
+    expect(Object.keys(toApiError(new BackendError({ code: 'x.y', message: 'm' } as unknown as ApiError)))).toEqual(['code', 'message'])
   })
 
   it('wraps anything else under the unexpected code with its text', () => {
@@ -75,14 +77,14 @@ describe('toApiError', () => {
 describe('localizeError next to a form field', () => {
   it("explains the field's rule for a refused value, in the chosen language", () => {
     const chinese = translator(zhCN)
-    const error = { code: 'billing.invalid_price', message: 'price_per_gpu_hour must be greater than zero (got 0)' }
+    const error: ApiError = { code: 'billing.invalid_price', message: 'price_per_gpu_hour must be greater than zero (got 0)' }
     expect(localizeError(error, chinese.t, chinese.has, 'price_per_gpu_hour')).toBe(
       zhCN.field_rules.price_per_gpu_hour,
     )
   })
 
   it('keeps the specific text of codes that are not about the value, naming the taken name', () => {
-    const error = {
+    const error: ApiError = {
       code: 'billing.duplicate_name',
       message: 'an instance named "gpu-a" already exists',
       field: 'name',
@@ -98,7 +100,7 @@ describe('localizeError next to a form field', () => {
 
   it("falls back to the backend's message when the error lacks a value its text names", () => {
     const english = translator(en)
-    const error = { code: 'billing.duplicate_name', message: 'an instance named "a" already exists' }
+    const error: ApiError = { code: 'billing.duplicate_name', message: 'an instance named "a" already exists' }
     expect(localizeError(error, english.t, english.has)).toBe(error.message)
   })
 })

@@ -2,6 +2,7 @@
 // list, what a test ended in (connected / first-contact question / changed key / failure), and
 // the plan sent to the backend from what the user filled in.
 import type { ApiError } from '../../bindings/ApiError'
+import type { ErrorCode } from '../../bindings/ErrorCode'
 import type { ConnectionCheck } from '../../bindings/ConnectionCheck'
 import type { DestinationSummary } from '../../bindings/DestinationSummary'
 import type { ConnectPlan } from '../../bindings/ConnectPlan'
@@ -64,8 +65,8 @@ export interface LoginForm {
 }
 
 /** Field → error code, for what must be filled in before testing. */
-export function missingFields(form: LoginForm): Record<string, string> {
-  const missing: Record<string, string> = {}
+export function missingFields(form: LoginForm): Record<string, ErrorCode> {
+  const missing: Record<string, ErrorCode> = {}
   if (form.sshCommand.trim() === '') missing.sshCommand = 'connect.required'
   if (form.method === 'key' && form.keyPath.trim() === '') missing.keyPath = 'connect.required'
   if (form.method === 'generate' && !form.generatedKeyPath) missing.generatedKeyPath = 'connect.required'

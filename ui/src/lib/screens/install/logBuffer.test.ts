@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LogBuffer } from './logBuffer'
+import { LogBuffer, MAX_LINE } from './logBuffer'
 
 describe('LogBuffer', () => {
   it('keeps 100 000 lines but shows only the last view of them', () => {
@@ -25,5 +25,36 @@ describe('LogBuffer', () => {
     log.clear()
     expect(log.total).toBe(0)
     expect(log.shown()).toEqual([])
+  })
+
+  it('takes a bare carriage return as a redraw, so 4 MB of progress bars stay one line', () => {
+    const log = new LogBuffer(10)
+    log.append('pulling manifest\n')
+    let bars = ''
+    for (let i = 0; bars.length < 4 * 1024 * 1024; i += 1) bars += `pulling 2bada8a74506: ${i % 100}% ▕████▏ 470 MB/4.7 GB\r`
+    for (let at = 0; at < bars.length; at += 4093) log.append(bars.slice(at, at + 4093))
+    log.append('pulling 2bada8a74506: 100% ▕████████▏ 4.7 GB/4.7 GB\nsuccess\n')
+    expect(log.shown()).toEqual(['pulling manifest', 'pulling 2bada8a74506: 100% ▕████████▏ 4.7 GB/4.7 GB', 'success'])
+    expect(log.total).toBe(3)
+  })
+
+  it('joins a CR LF cut between two pieces into one line end', () => {
+    const log = new LogBuffer(5)
+    log.append('first\r')
+    log.append('\nsecond\r')
+    log.append('redrawn\n')
+    expect(log.shown()).toEqual(['first', 'redrawn'])
+  })
+
+  it('holds a bounded number of lines and passes a line that never ends on in pieces', () => {
+    const log = new LogBuffer(10, 100)
+    for (let i = 0; i < 10_000; i += 1) log.append(`line ${i}\n`)
+    expect(log.total).toBe(10_000)
+    expect(log.held).toBeLessThanOrEqual(200)
+    expect(log.shown().at(-1)).toBe('line 9999')
+    const endless = 'x'.repeat(4093)
+    for (let i = 0; i < 1000; i += 1) log.append(endless)
+    expect(log.shown().every((line) => line.length <= MAX_LINE)).toBe(true)
+    expect(log.held).toBeLessThanOrEqual(200)
   })
 })
