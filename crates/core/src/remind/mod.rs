@@ -15,6 +15,7 @@ pub mod observe;
 pub mod rules;
 pub mod samples;
 pub mod schedule;
+pub mod stakes;
 pub mod team;
 pub mod triggers;
 
@@ -28,7 +29,8 @@ pub use kind::{Reminder, ReminderKind};
 pub use rules::{QuietHours, ReminderRules};
 pub use samples::GpuSample;
 pub use schedule::{Snooze, Tick};
-pub use triggers::{due_for, due_now, InstanceInputs, Observations};
+pub use stakes::{SnoozeCost, Stakes, Urgency};
+pub use triggers::{due_for, due_now, InstanceInputs, Observations, StopCheck};
 
 use chrono::{DateTime, Utc};
 

@@ -43,6 +43,8 @@ pub enum StopError {
         seconds: u64,
         last: String,
     },
+    #[error("Leasehold cannot power {name} off from here; stop it in the provider's console, then record the stop")]
+    NeedsConsole { name: String },
     #[error("no SSH target is saved for {name} ({detail}); connect it first, or give --ssh")]
     NoSavedTarget { name: String, detail: String },
     #[error("the instance could not be reached: {0}")]
@@ -71,6 +73,7 @@ impl Coded for StopError {
             Self::NotConfirmed { .. } => "stop.not_confirmed",
             Self::NotConfirmedByApi { .. } => "stop.not_confirmed_by_api",
             Self::NoSavedTarget { .. } => "stop.no_saved_target",
+            Self::NeedsConsole { .. } => "stop.needs_console",
             Self::Target(err) => err.code(),
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
@@ -85,7 +88,8 @@ impl Coded for StopError {
             | Self::NoProviderId { .. }
             | Self::BadProviderId { .. }
             | Self::NoApiKey { .. }
-            | Self::NoSavedTarget { .. } => true,
+            | Self::NoSavedTarget { .. }
+            | Self::NeedsConsole { .. } => true,
             Self::Billing(err) => err.is_bad_input(),
             _ => false,
         }
@@ -137,7 +141,9 @@ impl Coded for StopError {
                 ("seconds", seconds.to_string()),
                 ("last", last.clone()),
             ],
-            Self::NoSavedTarget { name, .. } => vec![("name", name.clone())],
+            Self::NoSavedTarget { name, .. } | Self::NeedsConsole { name } => {
+                vec![("name", name.clone())]
+            }
             _ => Vec::new(),
         }
     }
