@@ -183,6 +183,8 @@ async fn tick_once(
     let tick = schedule::tick(&state.store, &due, &rules, now, &chrono::Local).await?;
     let mut open = tick.open;
     open.extend(team_reminders(app, state, &rules, now).await);
+    let mut open = remind::stakes::one_per_problem(open);
+    remind::stakes::price_snoozes(&mut open, now, &chrono::Local, rules.snooze_confirm_above);
     board.set(Board {
         open,
         quiet: tick.quiet,
@@ -195,11 +197,39 @@ async fn tick_once(
         tracing::info!(instance = %reminder.instance, kind = reminder.kind.as_str(), "reminder fired");
         notify_desktop(app, reminder);
     }
+    if rules.power_off_at_budget {
+        for reminder in tick
+            .fired
+            .iter()
+            .filter(|r| r.kind == ReminderKind::Budget100 && !r.params.contains_key("scope"))
+        {
+            power_off_over_budget(state, reminder.instance.clone());
+        }
+    }
     if !tick.fired.is_empty() {
         send_webhooks(state.store.clone(), tick.fired, now);
     }
     tray::refresh(app, state, board, now).await;
     Ok(())
+}
+
+/// The opt-in "power off at 100 % of the budget": the same Stop as the dialog's (core
+/// `stop::by_plan`), off the tick's path; a plan that needs the user (the console, a missing
+/// key) leaves the reminder to speak.
+fn power_off_over_budget(state: &AppState, instance: String) {
+    let (store, clock) = (state.store.clone(), state.clock.clone());
+    tauri::async_runtime::spawn(async move {
+        let endpoints = leasehold_core::stop::ApiEndpoints::from_env();
+        let wait = leasehold_core::stop::StopWait::default();
+        match leasehold_core::stop::by_plan(&store, &instance, &endpoints, wait, clock.as_ref())
+            .await
+        {
+            Ok(report) => {
+                tracing::info!(%instance, via = ?report.via, "powered off at 100 % of budget")
+            }
+            Err(err) => tracing::warn!(%instance, %err, "could not power off at 100 % of budget"),
+        }
+    });
 }
 
 /// The team reminders (core `remind::team`: the team budgets' 50/80/100 % and the left-running

@@ -768,7 +768,7 @@ fn too_big_steps(d: Draft, plan: Option<&PlanFigures>, context: &ExplainContext)
             format!("Fine-tune with LoRA instead of all parameters, and QLoRA if that is still too much{en}{qen}."),
         );
     }
-    if !training {
+    if setting.is_none_or(|s| !s.task.is_training()) {
         d = d.run(
             "纯推理时关掉梯度：model.eval() 并把推理包在 torch.no_grad() 里，例如：",
             "For inference, turn gradients off: model.eval() and wrap the forward pass in torch.no_grad(), e.g.:",
