@@ -362,7 +362,7 @@ mod tests {
         // The cheapest: the largest batch that fits, not batch 1.
         let bigger = EstimateRequest {
             batch: found.setting.batch * 2,
-            ..plan.clone()
+            ..plan
         };
         assert!(
             need(&bigger) > usable,

@@ -182,7 +182,7 @@ pub fn price_snoozes<Tz: TimeZone>(
 pub fn one_per_problem(reminders: Vec<Reminder>) -> Vec<Reminder> {
     let locally_idle: Vec<String> = reminders
         .iter()
-        .filter(|r| r.kind == ReminderKind::GpuIdle && r.params.get("scope").is_none())
+        .filter(|r| r.kind == ReminderKind::GpuIdle && !r.params.contains_key("scope"))
         .map(|r| r.instance.clone())
         .collect();
     let mut kept: Vec<Reminder> = Vec::new();
@@ -361,6 +361,6 @@ mod tests {
         let kept = one_per_problem(vec![b50, idle, b100, team_idle]);
         let kinds: Vec<_> = kept.iter().map(|r| r.kind).collect();
         assert_eq!(kinds, vec![ReminderKind::Budget100, ReminderKind::GpuIdle]);
-        assert!(kept.iter().all(|r| r.params.get("scope").is_none()));
+        assert!(kept.iter().all(|r| !r.params.contains_key("scope")));
     }
 }

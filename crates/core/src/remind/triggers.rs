@@ -191,7 +191,7 @@ impl Found<'_> {
             check.checked_at,
             since.to_rfc3339(),
             format!("recorded as stopped, but it still answered at {at}: the provider may still be billing"),
-            &[("checked_at", at.clone())],
+            &[("checked_at", at)],
         );
     }
 
