@@ -195,11 +195,39 @@ async fn tick_once(
         tracing::info!(instance = %reminder.instance, kind = reminder.kind.as_str(), "reminder fired");
         notify_desktop(app, reminder);
     }
+    if round.rules.power_off_at_budget {
+        for reminder in round
+            .fired
+            .iter()
+            .filter(|r| r.kind == ReminderKind::Budget100 && !r.params.contains_key("scope"))
+        {
+            power_off_over_budget(state, reminder.instance.clone());
+        }
+    }
     if !round.fired.is_empty() {
         send_webhooks(state.store.clone(), round.fired, now);
     }
     tray::refresh(app, state, board, now).await;
     Ok(())
+}
+
+/// The opt-in "power off at 100 % of the budget": the same Stop as the dialog's (core
+/// `stop::by_plan`), off the tick's path; a plan that needs the user (the console, a missing
+/// key) leaves the reminder to speak.
+fn power_off_over_budget(state: &AppState, instance: String) {
+    let (store, clock) = (state.store.clone(), state.clock.clone());
+    tauri::async_runtime::spawn(async move {
+        let endpoints = leasehold_core::stop::ApiEndpoints::from_env();
+        let wait = leasehold_core::stop::StopWait::default();
+        match leasehold_core::stop::by_plan(&store, &instance, &endpoints, wait, clock.as_ref())
+            .await
+        {
+            Ok(report) => {
+                tracing::info!(%instance, via = ?report.via, "powered off at 100 % of budget")
+            }
+            Err(err) => tracing::warn!(%instance, %err, "could not power off at 100 % of budget"),
+        }
+    });
 }
 
 /// A desktop notification; where the desktop has no notification service (a bare X server),

@@ -52,12 +52,18 @@ describe('the reminder popup', () => {
     const all = await s.findAll(popupFor(OVER))
     assert.equal(all.length, 1, 'one reminder, not a burst of three')
     assert.match(await card.text(), /预算已用完/)
+    assert.equal(await card.attribute('data-urgency'), 'critical', 'over budget is the loudest colour')
+    assert.match(await s.text(`${popupFor(OVER)} [data-testid="reminder-time-left"]`), /已超出预算/)
     assert.match(await s.text(`${popupFor(OVER)} [data-testid="reminder-cost"]`), /100\.00/)
     await screenshot(s, 'zh-CN/reminders-popup')
   })
 
   it('hides it until tomorrow, and it stays hidden after the app is reopened', async () => {
+    // At 100 an hour, until tomorrow costs far more than the default threshold: it asks first.
     await s.click(`${popupFor(OVER)} [data-testid="reminder-snooze-tomorrow"]`)
+    await s.waitFor('[data-testid="snooze-confirm"]')
+    await screenshot(s, 'zh-CN/reminders-snooze-confirm')
+    await s.click('[data-testid="snooze-confirm-yes"]')
     await s.waitGone(popupFor(OVER))
     await app.close()
 
@@ -86,8 +92,21 @@ describe('the reminder popup', () => {
     await switchLanguage(s, 'en')
     await waitFor(async () => /budget/.test(await s.text(popupFor(LIVE))), { what: "the popup in English" })
     assert.match(await s.text(`${popupFor(LIVE)} [data-testid="reminder-cost"]`), /an hour right now/)
+    // Half the budget, but at 3,600 an hour the rest is gone in minutes: that is what it says.
+    await waitFor(async () => /Budget runs out in \d+ min|Over budget/.test(await s.text(`${popupFor(LIVE)} [data-testid="reminder-time-left"]`).catch(() => '')), {
+      what: 'the time left in the budget',
+    })
+    assert.equal(await (await s.find(popupFor(LIVE))).attribute('data-urgency'), 'critical', 'minutes left is the loudest colour')
+    assert.match(await s.text(`${popupFor(LIVE)} [data-testid="reminder-snooze-hour"]`), /Snooze 1 h ≈ .*3,600/)
     await screenshot(s, 'en/reminders-popup')
-    await s.click(`${popupFor(LIVE)} [data-testid="reminder-stop"]`)
+    await s.click(`${popupFor(LIVE)} [data-testid="reminder-snooze-hour"]`)
+    await s.waitFor('[data-testid="snooze-confirm"]')
+    assert.match(await s.text('[data-testid="snooze-confirm"]'), /3,600/)
+    await screenshot(s, 'en/reminders-snooze-confirm')
+    // "Stop it now" instead of the snooze: the instance page with the Stop dialog open.
+    await s.click('[data-testid="snooze-confirm-stop"]')
     await s.waitFor('[data-testid="screen-instance"]')
+    await s.waitFor('[data-testid="stop-dialog"][open]')
+    await screenshot(s, 'en/reminders-stop-dialog')
   })
 })

@@ -204,10 +204,15 @@ describe('a rental from first record to final bill', () => {
   it('stops the rental after confirming, then releases it and shows the final bill', async () => {
     await goTo(s, 'rentals')
     await s.click(`[data-testid="rental-card"][data-name="${NAME}"]`)
+    // Never connected: Stop cannot run AutoDL's power-off, so it says to use the console, and
+    // recording the stop by hand is the named way out.
     await s.click('[data-testid="action-stop"]')
-    await s.waitFor('[data-testid="confirm-dialog"][open]')
+    await s.waitFor('[data-testid="stop-dialog"][open] [data-testid="stop-console-only"]')
+    assert.match(await s.text('[data-testid="stop-console-only"]'), /AutoDL console/)
+    await s.waitFor('[data-testid="stop-console-link"]')
     await screenshot(s, 'en/14-instance-confirm-stop')
-    await s.click('[data-testid="confirm-ok"]')
+    await s.click('[data-testid="stop-record-by-hand"]')
+    await s.waitFor('[data-testid="stop-check-none"]')
     await waitFor(async () => (await (await s.find('[data-testid="state"]')).attribute('data-state')) === 'stopped', {
       what: 'the stopped state',
     })
@@ -216,10 +221,21 @@ describe('a rental from first record to final bill', () => {
     const stoppedTotal = await s.text('[data-testid="instance-total"]')
     await screenshot(s, 'en/15-instance-stopped')
 
+    // The header's Release leads to the checklist, never to a shortcut around it.
     await s.click('[data-testid="action-release"]')
-    await s.waitFor('[data-testid="confirm-dialog"][open]')
+    await s.waitFor('[data-testid="screen-release"]')
+    await s.waitFor('[data-testid="release-verdict"]', { timeoutMs: 120_000 })
     await screenshot(s, 'en/16-instance-confirm-release')
-    await s.click('[data-testid="confirm-ok"]')
+    await s.click('[data-testid="release-next"]')
+    for (const field of await s.findAll('[data-testid^="override-"]')) {
+      await field.click()
+      await field.sendKeys('never connected; nothing on it')
+    }
+    await s.click('[data-testid="release-next"]')
+    await s.type('[data-testid="release-confirm"]', NAME)
+    await s.click('[data-testid="release-do"]')
+    await s.waitFor('[data-testid="final-bill"]', { timeoutMs: 30_000 })
+    await s.click('[data-testid="instance-back"]')
     await waitFor(async () => (await (await s.find('[data-testid="state"]')).attribute('data-state')) === 'released', {
       what: 'the released state',
     })

@@ -544,3 +544,100 @@ async fn a_power_off_command_that_times_out_records_nothing() {
     );
     assert_eq!(state(&store).await, Some(InstanceState::Running));
 }
+
+#[tokio::test]
+async fn a_stop_recorded_by_hand_is_checked_and_one_the_machine_contradicts_raises_a_reminder() {
+    use leasehold_core::remind::{self, ReminderKind};
+    let store = running_instance("custom").await;
+    let setup = common::Setup::new();
+    let look = stop::Look::Ssh(request_for(&setup));
+    let stopped = stop::record_by_hand(&store, "box", Some(&look), &FixedClock::new(at(600)))
+        .await
+        .expect("recorded on the user's word");
+    assert_eq!(stopped.stopped_at, at(600));
+    assert_eq!(
+        state(&store).await,
+        Some(InstanceState::Stopped),
+        "the ledger takes the user's word"
+    );
+    let check = stopped.check.expect("a saved target means a look");
+    assert_eq!(check.via, StopVia::Ssh);
+    assert!(
+        check.answered,
+        "sshd on loopback still answers a fresh login"
+    );
+    let contradicted = |due: &[remind::Reminder]| {
+        due.iter()
+            .any(|r| r.kind == ReminderKind::StopContradicted && r.instance == "box")
+    };
+    let (_, due) = remind::due_observed(&store, at(700)).await.expect("due");
+    assert!(contradicted(&due), "the reminders do not go quiet: {due:?}");
+
+    // Powered off for real: the next look finds silence and the reminder ends.
+    let common::Setup { host, scratch } = setup;
+    let mut host = host;
+    host.stop();
+    let again = stop::check_recorded_stop(
+        &store,
+        "box",
+        &look,
+        Duration::from_millis(50),
+        &FixedClock::new(at(800)),
+    )
+    .await
+    .expect("looked again");
+    assert!(!again.answered, "nothing listens any more");
+    let (_, due) = remind::due_observed(&store, at(900)).await.expect("due");
+    assert!(
+        !contradicted(&due),
+        "a silent look confirms the stop: {due:?}"
+    );
+    drop(scratch);
+}
+
+#[tokio::test]
+async fn a_stop_recorded_by_hand_without_a_way_to_look_says_so() {
+    let store = running_instance("autodl").await;
+    let stopped = stop::record_by_hand(&store, "box", None, &FixedClock::new(at(600)))
+        .await
+        .expect("recorded");
+    assert_eq!(stopped.check, None);
+    let plan = stop::plan(&store, "box", at(600)).await;
+    assert!(
+        plan.is_ok(),
+        "the plan still reads a stopped instance: {plan:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_plan_of_a_rental_never_connected_sends_the_user_to_the_console() {
+    let store = running_instance("autodl").await;
+    let plan = stop::plan(&store, "box", at(600)).await.expect("plan");
+    assert_eq!(
+        plan.route,
+        stop::StopRoute::Console,
+        "AutoDL's shutdown cannot be run from here"
+    );
+    assert_eq!(plan.check_by, None);
+    assert!(
+        plan.console_url
+            .as_deref()
+            .is_some_and(|u| u.contains("autodl.com")),
+        "{plan:?}"
+    );
+    let err = stop::by_plan(
+        &store,
+        "box",
+        &ApiEndpoints::from_env(),
+        quick_looks(),
+        &FixedClock::new(at(600)),
+    )
+    .await
+    .expect_err("nothing to run");
+    assert!(matches!(err, StopError::NeedsConsole { .. }), "{err:?}");
+    assert_eq!(
+        state(&store).await,
+        Some(InstanceState::Running),
+        "a refused stop records nothing"
+    );
+}

@@ -5,7 +5,8 @@
 use chrono::{DateTime, Utc};
 use leasehold_core::billing::{
     self, ledger, CostEstimate, EstimateInput, Forecast, InstanceDetail, InstanceSummary,
-    NewInstance, PowerAction, ProviderPreset, RentVsBuy, RentVsBuyInput,
+    NewInstance, PowerAction, PriceCheck, PriceCheckInput, ProviderPreset, RentVsBuy,
+    RentVsBuyInput,
 };
 use leasehold_core::ApiError;
 
@@ -86,4 +87,15 @@ pub fn estimate_cost(input: EstimateInput) -> Result<CostEstimate, ApiError> {
 #[tracing::instrument(skip_all, err(Debug))]
 pub fn rent_vs_buy(input: RentVsBuyInput) -> Result<RentVsBuy, ApiError> {
     billing::rent_vs_buy(&input).map_err(Into::into)
+}
+
+/// A second look at a price before it is recorded (New rental's review, imports): far from what
+/// was paid before for this GPU, pays for the card within a week, or in the wrong currency.
+#[tauri::command]
+#[tracing::instrument(skip(state), err(Debug))]
+pub async fn price_check(
+    state: tauri::State<'_, AppState>,
+    input: PriceCheckInput,
+) -> Result<PriceCheck, ApiError> {
+    Ok(billing::price_check::check_in_store(&state.store, &input, state.now()).await?)
 }

@@ -2,10 +2,13 @@
 
 use leasehold_core::billing::StopApi;
 use leasehold_core::ssh::Secret;
-use leasehold_core::stop::{self, ApiEndpoints, StopPlan, StopReport, StopVia, StopWait};
+use leasehold_core::stop::{
+    self, ApiEndpoints, HandCheck, HandStop, StopPlan, StopReport, StopVia, StopWait,
+};
 use leasehold_core::ApiError;
 use tracing::instrument;
 
+use crate::reminders::ReminderBoard;
 use crate::state::AppState;
 
 /// How "Stop now" would go: the command, the API, whether an id and a key are saved.
@@ -68,4 +71,58 @@ pub async fn stop_now(
     };
     state.live.disconnect(&instance).await;
     Ok(report)
+}
+
+/// "Already stopped at the provider — record it": record `stopped` on the user's word, then
+/// look (the provider's API, else a fresh SSH login) whether it still answers; the reminders
+/// raise `stop_contradicted` when it does.
+#[tauri::command]
+#[instrument(skip(state, board), err(Debug))]
+pub async fn stop_record_by_hand(
+    state: tauri::State<'_, AppState>,
+    board: tauri::State<'_, ReminderBoard>,
+    instance: String,
+) -> Result<HandStop, ApiError> {
+    state.live.disconnect(&instance).await;
+    let look = stop::look_for(
+        &state.store,
+        &instance,
+        &ApiEndpoints::from_env(),
+        state.now(),
+    )
+    .await?;
+    let stopped =
+        stop::record_by_hand(&state.store, &instance, look.as_ref(), state.clock.as_ref()).await?;
+    board.wake();
+    Ok(stopped)
+}
+
+/// Look again whether a stop recorded by hand holds (after the user stopped it in the console).
+#[tauri::command]
+#[instrument(skip(state, board), err(Debug))]
+pub async fn stop_check_again(
+    state: tauri::State<'_, AppState>,
+    board: tauri::State<'_, ReminderBoard>,
+    instance: String,
+) -> Result<Option<HandCheck>, ApiError> {
+    let Some(look) = stop::look_for(
+        &state.store,
+        &instance,
+        &ApiEndpoints::from_env(),
+        state.now(),
+    )
+    .await?
+    else {
+        return Ok(None);
+    };
+    let check = stop::check_recorded_stop(
+        &state.store,
+        &instance,
+        &look,
+        stop::LOOK_AGAIN_AFTER,
+        state.clock.as_ref(),
+    )
+    .await?;
+    board.wake();
+    Ok(Some(check))
 }

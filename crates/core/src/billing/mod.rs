@@ -11,6 +11,7 @@
 //! - [`events`]: the event state machine; [`engine`]: cost over intervals, burn rate, wipe date.
 //! - [`ledger`]: the API over the store the app and the CLI call; [`report`]: what it returns.
 //! - [`estimate`]: pricing a job before renting; [`rent_vs_buy`]: the break-even month.
+//! - [`price_check`]: a price far from what was paid before, or one that pays for the card.
 
 pub mod engine;
 mod error;
@@ -21,6 +22,7 @@ pub mod money;
 pub(crate) mod new_instance;
 pub mod power_off;
 pub mod presets;
+pub mod price_check;
 pub mod rent_vs_buy;
 pub mod report;
 pub(crate) mod rows;
@@ -33,6 +35,7 @@ pub use money::Currency;
 pub use new_instance::{NewInstance, PowerAction};
 pub use power_off::{PowerOff, StopApi, GENERIC_POWER_OFF};
 pub use presets::{presets, MachineKind, ProviderKey, ProviderPreset};
+pub use price_check::{price_check, PriceCheck, PriceCheckInput, PriceWarning};
 pub use rent_vs_buy::{rent_vs_buy, MonthCost, RentVsBuy, RentVsBuyInput};
 pub use report::{
     BudgetUse, CostBreakdown, CostInterval, CostReport, EventView, Forecast, InstanceDetail,

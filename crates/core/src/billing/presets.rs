@@ -120,6 +120,22 @@ impl ProviderKey {
         Ok(found)
     }
 
+    /// The currency the provider bills in: US dollars for the international platforms and
+    /// clouds, yuan for the Chinese ones (and for `custom`, whose users mostly rent there).
+    pub fn currency(self) -> &'static str {
+        match self {
+            Self::Runpod | Self::Vast | Self::Lambda | Self::Aws | Self::Gcp => "USD",
+            Self::Bingxing
+            | Self::Autodl
+            | Self::Hengyuan
+            | Self::Kuhu
+            | Self::Aliyun
+            | Self::Tencent
+            | Self::Huawei
+            | Self::Custom => "CNY",
+        }
+    }
+
     pub fn preset(self) -> ProviderPreset {
         let preset = |display_name: &str,
                       billing_starts,
@@ -138,6 +154,7 @@ impl ProviderKey {
             no_gpu_mode,
             machine,
             source: source.map(str::to_owned),
+            currency: self.currency().to_owned(),
         };
         use BillingStart::{Created, Running};
         use Granularity::{Hour, Minute, Second};
@@ -246,6 +263,8 @@ pub struct ProviderPreset {
     /// The provider's public page these values were read from; `null` when they are our best
     /// reading and the user should check them on the provider's page.
     pub source: Option<String>,
+    /// The currency the provider bills in (ISO 4217): what New rental starts with.
+    pub currency: String,
 }
 
 /// Every preset, `custom` last.

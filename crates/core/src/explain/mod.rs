@@ -15,6 +15,7 @@
 
 mod context;
 mod oom;
+pub mod remedy;
 mod rules;
 mod scan;
 
@@ -28,7 +29,8 @@ use crate::store::StoreError;
 use crate::Coded;
 
 pub use context::{explain_on, load_context, load_plan, save_plan};
-pub use oom::{OomCause, OomFormat, OomReport, PlanFigures, RemedyFigure};
+pub use oom::{BiggerCard, OomCause, OomFormat, OomReport, PlanFigures, RemedyFigure};
+pub use remedy::{RemedyChange, RemedyPlan};
 
 /// What the rules may use besides the text.
 #[derive(Debug, Clone, Default)]
@@ -40,6 +42,9 @@ pub struct ExplainContext {
     pub plan: Option<EstimateRequest>,
     /// The GPU the rental is for ("RTX 4090"), used when the facts do not name one.
     pub gpu_model: Option<String>,
+    /// What this user paid per GPU-hour before ([`crate::catalog::earlier_prices`]), to price
+    /// the bigger card Explain names last.
+    pub prices: Vec<crate::catalog::recommend::PriceEntry>,
 }
 
 impl ExplainContext {

@@ -12,10 +12,13 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::remedy::{self, RemedyPlan};
 use super::scan::{clean, Scan, Signal};
 use super::ExplainContext;
 use crate::catalog::recommend::MIN_HEADROOM_PCT;
-use crate::catalog::{estimate, find_gpu_with_memory, gpus, EstimateRequest, Precision, Task};
+use crate::catalog::{
+    estimate, find_gpu, find_gpu_with_memory, gpus, EstimateRequest, Precision, Task,
+};
 use crate::diagnose::text::{draft, Draft};
 use crate::diagnose::{Finding, Severity};
 
@@ -88,8 +91,27 @@ pub struct PlanFigures {
     /// The card's name, when known.
     pub card: Option<String>,
     pub remedies: Vec<RemedyFigure>,
+    /// The cheapest combination of remedies that fits the card ([`super::remedy::search`]), or
+    /// the one that comes closest (`fits: false`); `null` when the card is unknown.
+    pub best: Option<RemedyPlan>,
+    /// The estimate says the planned setting fits the card, yet it ran out of memory: the run
+    /// is not what was planned (a bigger batch or longer sequences), or something else holds
+    /// memory. Said plainly, since then the remedies' figures are not to be trusted either.
+    pub estimate_disagrees: bool,
     /// Single cards from the catalog with room for the current setting, smallest first.
     pub cards_that_fit: Vec<String>,
+    /// The same cards with what this user paid for them per GPU-hour, when known.
+    pub bigger_cards: Vec<BiggerCard>,
+}
+
+/// A card with room for the setting as it is, and its price when the user rented it before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct BiggerCard {
+    pub name: String,
+    #[ts(type = "string | null")]
+    pub price_per_hour: Option<rust_decimal::Decimal>,
+    pub currency: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -423,6 +445,25 @@ fn plan_figures(report: &OomReport, context: &ExplainContext) -> Option<PlanFigu
         .collect();
     fitting.sort_by(|a, b| a.0.total_cmp(&b.0));
     fitting.dedup_by(|a, b| a.1 == b.1);
+    let cards_that_fit: Vec<String> = fitting.into_iter().take(3).map(|(_, n)| n).collect();
+    let bigger_cards = cards_that_fit
+        .iter()
+        .map(|name| {
+            let paid = find_gpu(name).and_then(|gpu| {
+                context
+                    .prices
+                    .iter()
+                    .rev()
+                    .find(|p| find_gpu(&p.gpu).is_some_and(|g| g.id == gpu.id))
+            });
+            BiggerCard {
+                name: name.clone(),
+                price_per_hour: paid.map(|p| p.price_per_hour),
+                currency: paid.map(|p| p.currency.clone()),
+            }
+        })
+        .collect();
+    let usable = card_gib.map(|card| card * (1.0 - MIN_HEADROOM_PCT / 100.0));
     Some(PlanFigures {
         setting: plan.clone(),
         params_b: current.params_b,
@@ -430,7 +471,10 @@ fn plan_figures(report: &OomReport, context: &ExplainContext) -> Option<PlanFigu
         card_gib: card_gib.map(round2),
         card,
         remedies,
-        cards_that_fit: fitting.into_iter().take(3).map(|(_, n)| n).collect(),
+        best: usable.and_then(|usable| remedy::search(plan, usable, lang)),
+        estimate_disagrees: fits(need, card_gib) == Some(true),
+        cards_that_fit,
+        bigger_cards,
     })
 }
 
@@ -635,48 +679,123 @@ fn too_big_steps(d: Draft, plan: Option<&PlanFigures>, context: &ExplainContext)
             ),
         );
     }
-    let (zh, en) = figure("halve_batch");
-    d = d.step(
-        format!("先把 batch size 减半，用梯度累积保持等效 batch 不变{zh}。"),
-        format!(
-            "Halve the batch size and keep the effective batch with gradient accumulation{en}."
-        ),
-    );
-    let (zh, en) = figure("grad_checkpointing");
-    d = d.step(
-        format!("训练时开启梯度检查点（gradient checkpointing），用时间换显存{zh}。"),
-        format!("When training, turn on gradient checkpointing: it trades time for memory{en}."),
-    );
-    let (zh, en) = figure("lower_precision");
-    d = d.step(
-        format!("降低精度：FP32 改 BF16/FP16，推理可用 INT8/INT4 量化{zh}。"),
-        format!("Lower the precision: BF16/FP16 instead of FP32, INT8/INT4 quantisation for inference{en}."),
-    );
-    let (zh, en) = figure("shorter_context");
-    d = d.step(
-        format!("缩短序列长度（max_length / 上下文），很多任务用不到那么长{zh}。"),
-        format!("Shorten the sequences (max_length / context); many tasks do not need them that long{en}."),
-    );
-    let (zh, en) = figure("lora_instead_of_full");
-    let (qzh, qen) = figure("qlora_instead_of_lora");
-    d = d.step(
-        format!("微调改用 LoRA 而不是全参数微调，显存还不够就用 QLoRA{zh}{qzh}。"),
-        format!("Fine-tune with LoRA instead of all parameters, and QLoRA if that is still too much{en}{qen}."),
-    );
-    d = d.run(
-        "纯推理时关掉梯度：model.eval() 并把推理包在 torch.no_grad() 里，例如：",
-        "For inference, turn gradients off: model.eval() and wrap the forward pass in torch.no_grad(), e.g.:",
-        "model.eval()\nwith torch.no_grad():\n    output = model(inputs)",
-    );
-    if let Some(p) = plan.filter(|p| !p.cards_that_fit.is_empty()) {
+    if let Some(p) = plan.filter(|p| p.estimate_disagrees) {
+        let card = p.card_gib.unwrap_or_default();
         d = d.step(
             format!(
-                "按现在的设置不改任务，放得下的单卡有：{}。",
-                p.cards_that_fit.join("、")
+                "注意：估算认为这个设置（约 {:.1} GiB）放得下这张卡（{card:.1} GiB），实际却显存不足。实际运行的 batch 或序列长度可能比计划的大，或者还有别的东西占着显存；先核对计划里的任务设置，下面的估算才可信。",
+                p.need_gib
             ),
             format!(
-                "To run the current setting unchanged, single cards with room for it: {}.",
-                p.cards_that_fit.join(", ")
+                "Note: the estimate says this setting (about {:.1} GiB) fits this card ({card:.1} GiB), yet it ran out of memory. The run probably uses a bigger batch or longer sequences than planned, or something else holds memory; check the planned task first, or the figures below will mislead.",
+                p.need_gib
+            ),
+        );
+    }
+    if let Some(best) = plan.and_then(|p| p.best.as_ref()) {
+        let zh_list = best
+            .changes
+            .iter()
+            .map(|c| c.label.as_str())
+            .collect::<Vec<_>>()
+            .join("；");
+        let en_list = best
+            .changes
+            .iter()
+            .map(|c| c.label.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        d = if best.fits {
+            d.step(
+                format!(
+                    "最省事的改法：{zh_list}（估算约 {:.1} GiB，放得下）。",
+                    best.need_gib
+                ),
+                format!(
+                    "The cheapest change that fits: {en_list} (estimate: about {:.1} GiB, fits).",
+                    best.need_gib
+                ),
+            )
+        } else {
+            d.step(
+                format!("就算改成 {zh_list}，估算仍要约 {:.1} GiB，这张卡放不下。", best.need_gib),
+                format!("Even with {en_list} the estimate is about {:.1} GiB: this card is too small for the job.", best.need_gib),
+            )
+        };
+    }
+    // The single remedies, each only where the plan leaves room for it (unknown plan: all).
+    let setting = plan.map(|p| &p.setting);
+    let training = setting.is_none_or(|s| s.task.is_training());
+    if setting.is_none_or(|s| s.batch > 1) {
+        let (zh, en) = figure("halve_batch");
+        d = d.step(
+            format!("把 batch size 减半，用梯度累积保持等效 batch 不变{zh}。"),
+            format!(
+                "Halve the batch size and keep the effective batch with gradient accumulation{en}."
+            ),
+        );
+    }
+    if training && setting.is_none_or(|s| !s.grad_checkpointing) {
+        let (zh, en) = figure("grad_checkpointing");
+        d = d.step(
+            format!("训练时开启梯度检查点（gradient checkpointing），用时间换显存{zh}。"),
+            format!(
+                "When training, turn on gradient checkpointing: it trades time for memory{en}."
+            ),
+        );
+    }
+    if setting.is_none_or(|s| {
+        s.precision == Precision::Fp32 || (s.task == Task::Inference && !s.precision.is_quantized())
+    }) {
+        let (zh, en) = figure("lower_precision");
+        d = d.step(
+            format!("降低精度：FP32 改 BF16/FP16，推理可用 INT8/INT4 量化{zh}。"),
+            format!("Lower the precision: BF16/FP16 instead of FP32, INT8/INT4 quantisation for inference{en}."),
+        );
+    }
+    if setting.is_none_or(|s| s.context >= 1024) {
+        let (zh, en) = figure("shorter_context");
+        d = d.step(
+            format!("缩短序列长度（max_length / 上下文），很多任务用不到那么长{zh}。"),
+            format!("Shorten the sequences (max_length / context); many tasks do not need them that long{en}."),
+        );
+    }
+    if setting.is_none_or(|s| matches!(s.task, Task::Full | Task::Lora)) {
+        let (zh, en) = figure("lora_instead_of_full");
+        let (qzh, qen) = figure("qlora_instead_of_lora");
+        d = d.step(
+            format!("微调改用 LoRA 而不是全参数微调，显存还不够就用 QLoRA{zh}{qzh}。"),
+            format!("Fine-tune with LoRA instead of all parameters, and QLoRA if that is still too much{en}{qen}."),
+        );
+    }
+    if setting.is_none_or(|s| !s.task.is_training()) {
+        d = d.run(
+            "纯推理时关掉梯度：model.eval() 并把推理包在 torch.no_grad() 里，例如：",
+            "For inference, turn gradients off: model.eval() and wrap the forward pass in torch.no_grad(), e.g.:",
+            "model.eval()\nwith torch.no_grad():\n    output = model(inputs)",
+        );
+    }
+    // A bigger card is the last resort, with what it cost this user before.
+    if let Some(p) = plan.filter(|p| !p.bigger_cards.is_empty()) {
+        let priced = |sep: &str, per_hour: &str| {
+            p.bigger_cards
+                .iter()
+                .map(|c| match (&c.price_per_hour, &c.currency) {
+                    (Some(price), Some(currency)) => format!("{}{per_hour}", c.name)
+                        .replace("{price}", &format!("{price} {currency}")),
+                    _ => c.name.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        d = d.step(
+            format!(
+                "实在改不了设置，才换更大的卡；按现在的设置放得下的单卡有：{}。",
+                priced("、", "（你上次付 {price}/卡·时）")
+            ),
+            format!(
+                "Only if the setting cannot change, a bigger card; single cards with room for the current setting: {}.",
+                priced(", ", " (you paid {price} per GPU-hour last time)")
             ),
         );
     }

@@ -28,10 +28,13 @@ pub enum ReminderKind {
     WipeDeadline,
     /// A release is near and nothing was backed up since the instance last started.
     BackupMissing,
+    /// The ledger says stopped (recorded by hand), but the machine still answered afterwards:
+    /// the provider may still be billing.
+    StopContradicted,
 }
 
 impl ReminderKind {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::GpuIdle,
         Self::OverPlanned,
         Self::Budget50,
@@ -40,6 +43,7 @@ impl ReminderKind {
         Self::ReleaseDue,
         Self::WipeDeadline,
         Self::BackupMissing,
+        Self::StopContradicted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +56,7 @@ impl ReminderKind {
             Self::ReleaseDue => "release_due",
             Self::WipeDeadline => "wipe_deadline",
             Self::BackupMissing => "backup_missing",
+            Self::StopContradicted => "stop_contradicted",
         }
     }
 
@@ -100,4 +105,7 @@ pub struct Reminder {
     /// What one more hour costs now, the reason to act.
     #[ts(type = "string")]
     pub burn_rate_per_hour: Decimal,
+    /// What waiting costs: time to an empty budget, urgency, each snooze's price.
+    #[serde(default)]
+    pub stakes: super::stakes::Stakes,
 }

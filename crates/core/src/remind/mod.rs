@@ -15,6 +15,7 @@ pub mod observe;
 pub mod rules;
 pub mod samples;
 pub mod schedule;
+pub mod stakes;
 pub mod team;
 pub mod triggers;
 
@@ -28,7 +29,8 @@ pub use kind::{Reminder, ReminderKind};
 pub use rules::{QuietHours, ReminderRules};
 pub use samples::GpuSample;
 pub use schedule::{Snooze, Tick};
-pub use triggers::{due_for, due_now, InstanceInputs, Observations};
+pub use stakes::{SnoozeCost, Stakes, Urgency};
+pub use triggers::{due_for, due_now, InstanceInputs, Observations, StopCheck};
 
 use chrono::{DateTime, Utc};
 
@@ -60,6 +62,8 @@ pub struct Round {
     pub open: Vec<Reminder>,
     /// Inside the quiet hours: nothing personal was fired.
     pub quiet: bool,
+    /// The rules the round went by (the app's opt-in power-off at 100 % of budget reads them).
+    pub rules: ReminderRules,
 }
 
 /// The scheduler's round, in the one order both kinds must go: the personal reminders are
@@ -88,10 +92,14 @@ pub async fn round<Tz: chrono::TimeZone>(
         }
         Err(err) => tracing::warn!(%err, "team reminders not checked"),
     }
+    // One card per problem, each snooze priced: what the popup shows.
+    let mut open = stakes::one_per_problem(open);
+    stakes::price_snoozes(&mut open, now, zone, rules.snooze_confirm_above);
     Ok(Round {
         fired,
         open,
         quiet: tick.quiet,
+        rules,
     })
 }
 

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{GpuSample, Observations, RemindError, ReminderRules};
+use super::{GpuSample, Observations, RemindError, ReminderRules, StopCheck};
 use crate::billing::ledger::InstanceHistory;
-use crate::store::{backups, gpu_minutes, Store};
+use crate::store::{backups, gpu_minutes, stop_checks, Store};
 
 /// How far back the samples reach.
 const IDLE_LOOKBACK_HOURS: i64 = 24;
@@ -30,6 +30,15 @@ pub async fn gather(
             .max(Duration::minutes(i64::from(rules.gpu_idle_minutes) + 5));
     let mut conn = store.pool().acquire().await?;
     let mut observations = Observations::default();
+    for check in stop_checks::all(&mut conn).await? {
+        observations.stop_checks.insert(
+            check.instance_id,
+            StopCheck {
+                checked_at: check.checked_at,
+                answered: check.answered,
+            },
+        );
+    }
     for instance in instances {
         let rows = gpu_minutes::between(&mut conn, instance.id, since, now).await?;
         let samples = samples_from_minutes(

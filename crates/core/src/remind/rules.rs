@@ -23,7 +23,15 @@ pub struct ReminderRules {
     /// `wipe_deadline` this many days before the provider wipes a stopped instance.
     pub wipe_lead_days: u32,
     /// Local times between which nothing is sent; what comes due then is sent when they end.
+    /// A spent budget or a contradicted stop is sent all the same.
     pub quiet_hours: Option<QuietHours>,
+    /// A snooze that would cost more than this (in the instance's currency) asks first;
+    /// `null`: never asks.
+    #[ts(type = "string | null")]
+    pub snooze_confirm_above: Option<rust_decimal::Decimal>,
+    /// Power an instance off through Stop (API or SSH, confirmed) when it spends its whole
+    /// budget. Off unless the user turns it on.
+    pub power_off_at_budget: bool,
 }
 
 impl Default for ReminderRules {
@@ -34,6 +42,8 @@ impl Default for ReminderRules {
             release_lead_minutes: 30,
             wipe_lead_days: 3,
             quiet_hours: None,
+            snooze_confirm_above: Some(rust_decimal::Decimal::ONE_HUNDRED),
+            power_off_at_budget: false,
         }
     }
 }
@@ -93,6 +103,16 @@ impl ReminderRules {
             24 * 60,
         )?;
         in_range("wipe_lead_days", self.wipe_lead_days, 1, 60)?;
+        if let Some(limit) = self.snooze_confirm_above {
+            if limit < rust_decimal::Decimal::ZERO {
+                return Err(RemindError::OutOfRange {
+                    field: "snooze_confirm_above",
+                    value: -1,
+                    min: 0,
+                    max: i64::MAX,
+                });
+            }
+        }
         if let Some(quiet) = &self.quiet_hours {
             QuietHours::parse(&quiet.start)?;
             QuietHours::parse(&quiet.end)?;

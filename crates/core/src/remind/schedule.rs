@@ -27,7 +27,8 @@ pub struct Tick {
     pub fired: Vec<Reminder>,
     /// What the popup shows: fired earlier or now, still holding, not snoozed or dismissed.
     pub open: Vec<Reminder>,
-    /// Inside the quiet hours: nothing new was fired.
+    /// Inside the quiet hours: only what breaks through them
+    /// ([`super::stakes::breaks_quiet_hours`]) was fired.
     pub quiet: bool,
 }
 
@@ -154,9 +155,12 @@ pub async fn tick<Tz: TimeZone>(
             },
         }
     }
-    let fired = if quiet {
-        Vec::new()
-    } else {
+    // Inside the quiet hours only what costs more by morning than a notification at night
+    // (a spent budget, a contradicted stop, minutes left) is sent; the rest waits.
+    if quiet {
+        candidates.retain(super::stakes::breaks_quiet_hours);
+    }
+    let fired = {
         let (send, caught_up) = most_urgent(candidates);
         for reminder in &send {
             repo::record_fired(&mut tx, &row_of(reminder, now, false)).await?;

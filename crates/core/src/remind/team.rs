@@ -102,6 +102,12 @@ pub fn budget_due(
                 ]),
                 currency: currency.clone(),
                 burn_rate_per_hour: display_rate(burn),
+                stakes: super::stakes::stakes(
+                    kind,
+                    Some(budget.amount),
+                    spent,
+                    display_rate(burn),
+                ),
             });
         }
     }
@@ -154,6 +160,7 @@ pub fn left_running_due(
                 ]),
                 currency: currency.clone(),
                 burn_rate_per_hour: rate,
+                stakes: super::stakes::stakes(ReminderKind::GpuIdle, None, Decimal::ZERO, rate),
             })
         })
         .collect();

@@ -589,3 +589,59 @@ async fn a_long_idle_stretch_keeps_one_occurrence_so_a_dismissal_holds() {
         Some("89")
     );
 }
+
+#[tokio::test]
+async fn a_spent_budget_breaks_through_the_quiet_hours() {
+    let store = Store::open_in_memory().await.expect("store");
+    rental(&store, "a100", Some("40"), None).await;
+    let rules = ReminderRules {
+        quiet_hours: Some(QuietHours {
+            start: "04:00".into(),
+            end: "06:00".into(),
+        }),
+        ..ReminderRules::default()
+    };
+    // 05:00: 50 spent of a 40 budget, inside the quiet hours.
+    let tick = tick_with(&store, &Observations::default(), &rules, at(300)).await;
+    assert!(tick.quiet, "05:00 is inside 04:00-06:00");
+    assert_eq!(
+        kinds(&tick.fired),
+        [ReminderKind::Budget100],
+        "over budget is sent at night, once, as the family's most urgent"
+    );
+    let stakes = &tick.fired[0].stakes;
+    assert_eq!(stakes.budget_percent, Some(125));
+    assert_eq!(stakes.minutes_to_empty, Some(0));
+    assert_eq!(stakes.urgency, super::Urgency::Critical);
+}
+
+#[tokio::test]
+async fn a_hand_recorded_stop_that_still_answers_raises_stop_contradicted() {
+    let store = Store::open_in_memory().await.expect("store");
+    let id = rental(&store, "h100", None, None).await;
+    ledger::record(&store, "h100", PowerAction::Stop, at(60))
+        .await
+        .expect("stopped by hand");
+    let look = |minutes, answered| Observations {
+        stop_checks: [(
+            id,
+            super::StopCheck {
+                checked_at: at(minutes),
+                answered,
+            },
+        )]
+        .into(),
+        ..Observations::default()
+    };
+    let found = due(&store, &look(61, true), at(62)).await;
+    assert_eq!(kinds(&found), [ReminderKind::StopContradicted]);
+    assert_eq!(found[0].stakes.urgency, super::Urgency::Critical);
+    assert!(
+        due(&store, &look(61, false), at(62)).await.is_empty(),
+        "a silent machine confirms the stop"
+    );
+    assert!(
+        due(&store, &look(59, true), at(62)).await.is_empty(),
+        "an answer from before the stop says nothing about it"
+    );
+}

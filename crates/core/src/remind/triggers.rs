@@ -12,7 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 
 use super::samples::{idle_since, GpuSample};
-use super::{RemindError, Reminder, ReminderKind, ReminderRules};
+use super::{stakes, RemindError, Reminder, ReminderKind, ReminderRules};
 use crate::billing::engine::{self, Costing};
 use crate::billing::ledger::InstanceHistory;
 use crate::billing::money::{display_amount, display_rate};
@@ -27,6 +27,15 @@ pub struct InstanceInputs<'a> {
     pub samples: &'a [GpuSample],
     /// When the instance's data was last backed up (the backup records); `None`: never.
     pub last_backup: Option<DateTime<Utc>>,
+    /// The newest look, after a stop recorded by hand, at whether the machine still answers.
+    pub stop_check: Option<StopCheck>,
+}
+
+/// A look at a stopped instance: did it still answer at `checked_at`?
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopCheck {
+    pub checked_at: DateTime<Utc>,
+    pub answered: bool,
 }
 
 /// What other modules observed, by instance id: samples and last backups.
@@ -34,6 +43,7 @@ pub struct InstanceInputs<'a> {
 pub struct Observations {
     pub samples: HashMap<i64, Vec<GpuSample>>,
     pub last_backup: HashMap<i64, DateTime<Utc>>,
+    pub stop_checks: HashMap<i64, StopCheck>,
 }
 
 /// Every reminder that holds at `now` for each instance, oldest due first.
@@ -52,6 +62,7 @@ pub fn due_now(
                 .get(&history.id)
                 .map_or(&[][..], Vec::as_slice),
             last_backup: observations.last_backup.get(&history.id).copied(),
+            stop_check: observations.stop_checks.get(&history.id).copied(),
         };
         all.extend(due_for(&inputs, rules, now)?);
     }
@@ -87,6 +98,7 @@ pub fn due_for(
     }
     if state == InstanceState::Stopped {
         found.wipe(rules);
+        found.stop_contradicted(inputs.stop_check);
     }
     Ok(found.list)
 }
@@ -155,7 +167,32 @@ impl Found<'_> {
                 .collect::<BTreeMap<_, _>>(),
             currency: self.history.currency.code().to_owned(),
             burn_rate_per_hour: display_rate(self.costing.burn_rate_per_hour),
+            stakes: stakes::stakes(
+                kind,
+                self.history.budget,
+                self.costing.total().unwrap_or_default(),
+                self.costing.burn_rate_per_hour,
+            ),
         });
+    }
+
+    /// `stop_contradicted`: the stop was recorded by hand, and a look since found the machine
+    /// still answering. One occurrence per stop; a later silent look ends it.
+    fn stop_contradicted(&mut self, check: Option<StopCheck>) {
+        let (Some(check), Some(since)) = (check, self.costing.state_since) else {
+            return;
+        };
+        if !check.answered || check.checked_at < since {
+            return;
+        }
+        let at = check.checked_at.to_rfc3339();
+        self.push(
+            ReminderKind::StopContradicted,
+            check.checked_at,
+            since.to_rfc3339(),
+            format!("recorded as stopped, but it still answered at {at}: the provider may still be billing"),
+            &[("checked_at", at)],
+        );
     }
 
     /// `budget_50/80/100`: the bill reached that share of the budget.

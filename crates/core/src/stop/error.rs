@@ -47,6 +47,8 @@ pub enum StopError {
     },
     #[error("the stop was interrupted before it was confirmed; it was not recorded as stopped, and the instance may be powering off: check the provider's console")]
     Cancelled,
+    #[error("Leasehold cannot power {name} off from here; stop it in the provider's console, then record the stop")]
+    NeedsConsole { name: String },
     #[error("no SSH target is saved for {name} ({detail}); connect it first, or give --ssh")]
     NoSavedTarget { name: String, detail: String },
     #[error("the instance could not be reached: {0}")]
@@ -77,6 +79,7 @@ impl Coded for StopError {
             Self::CouldNotConfirm { .. } => "stop.could_not_confirm",
             Self::NoSavedTarget { .. } => "stop.no_saved_target",
             Self::Cancelled => "stop.cancelled",
+            Self::NeedsConsole { .. } => "stop.needs_console",
             Self::Target(err) => err.code(),
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
@@ -91,7 +94,8 @@ impl Coded for StopError {
             | Self::NoProviderId { .. }
             | Self::BadProviderId { .. }
             | Self::NoApiKey { .. }
-            | Self::NoSavedTarget { .. } => true,
+            | Self::NoSavedTarget { .. }
+            | Self::NeedsConsole { .. } => true,
             Self::Billing(err) => err.is_bad_input(),
             _ => false,
         }
@@ -144,7 +148,9 @@ impl Coded for StopError {
                 ("seconds", seconds.to_string()),
                 ("last", last.clone()),
             ],
-            Self::NoSavedTarget { name, .. } => vec![("name", name.clone())],
+            Self::NoSavedTarget { name, .. } | Self::NeedsConsole { name } => {
+                vec![("name", name.clone())]
+            }
             _ => Vec::new(),
         }
     }

@@ -9,6 +9,7 @@
 //! records nothing: the ledger must never say "stopped" while the meter runs.
 
 pub mod api;
+mod by_hand;
 mod error;
 
 use std::time::{Duration, Instant};
@@ -25,6 +26,9 @@ use crate::store::Store;
 use crate::target::{CommandSpec, Target, TargetError};
 
 pub use api::{check_provider_id, forget_api_key, save_api_key, stored_api_key, ApiEndpoints};
+pub use by_hand::{
+    check_recorded_stop, look_for, record_by_hand, HandCheck, HandStop, Look, LOOK_AGAIN_AFTER,
+};
 pub use error::StopError;
 
 /// How long to wait for the instance to stop answering, and how often to ask.
@@ -148,6 +152,70 @@ pub struct StopPlan {
     pub provider_id: Option<String>,
     /// An API key for `api` is in the keychain.
     pub api_key_saved: bool,
+    /// How Stop goes for this instance, decided by [`choose_route`].
+    pub route: StopRoute,
+    /// An SSH target is saved for the instance (the SSH route and the SSH look need one).
+    pub ssh_target_saved: bool,
+    /// The provider's console, where the user stops it when Leasehold cannot.
+    pub console_url: Option<String>,
+    /// How a stop recorded by hand is checked afterwards; `null`: it cannot be (no saved SSH
+    /// target, no API set up), and the dialog says so.
+    pub check_by: Option<StopVia>,
+}
+
+/// Which way Stop goes, most trusted first. The route the dialog leads with; the others stay
+/// open to the user where they can work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum StopRoute {
+    /// The provider's API powers it off and confirms it: the id and a key are saved.
+    Api,
+    /// The preset's power-off command over the saved SSH target, confirmed by silence.
+    Ssh,
+    /// The provider has a stop API, and it is the only way from here; the id or the key is
+    /// missing (the dialog asks for them).
+    ApiNeedsSetup,
+    /// Nothing Leasehold can run stops the billing (no command that does, no API, or no way
+    /// to reach the machine): the user stops it in the provider's console, then records it.
+    Console,
+}
+
+/// What the plan knows, for [`choose_route`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteFacts {
+    /// A power-off command that stops the billing exists for this provider.
+    pub command: bool,
+    /// The provider has a stop API.
+    pub api: bool,
+    /// The API's id and key are both saved.
+    pub api_ready: bool,
+    pub ssh_target_saved: bool,
+}
+
+/// The route Stop leads with. Pure: the one place that decides, so a new route (a linked
+/// provider account) is added here and every caller follows.
+pub fn choose_route(facts: RouteFacts) -> StopRoute {
+    if facts.api && facts.api_ready {
+        StopRoute::Api
+    } else if facts.command && facts.ssh_target_saved {
+        StopRoute::Ssh
+    } else if facts.api {
+        StopRoute::ApiNeedsSetup
+    } else {
+        StopRoute::Console
+    }
+}
+
+/// How a stop recorded by hand can be checked: the API when set up, else a fresh SSH login.
+pub fn check_route(facts: RouteFacts) -> Option<StopVia> {
+    if facts.api && facts.api_ready {
+        Some(StopVia::Api)
+    } else if facts.ssh_target_saved {
+        Some(StopVia::Ssh)
+    } else {
+        None
+    }
 }
 
 /// The ledger's provider of `name`, refusing an instance that is not running.
@@ -175,16 +243,30 @@ pub async fn plan(store: &Store, name: &str, now: DateTime<Utc>) -> Result<StopP
     let provider = ProviderKey::parse(&detail.summary.provider).ok();
     let power_off = provider.map(ProviderKey::power_off);
     let api = power_off.as_ref().and_then(|p| p.api);
+    let command = match &power_off {
+        Some(p) => p.command.clone(),
+        None => Some(crate::billing::GENERIC_POWER_OFF.to_owned()),
+    };
+    let provider_id = provider_id(store, name).await?;
+    let api_key_saved = api.is_some_and(|a| stored_api_key(a).is_some());
+    let ssh_target_saved = saved_request(store, name).await.is_ok();
+    let facts = RouteFacts {
+        command: command.is_some(),
+        api: api.is_some(),
+        api_ready: provider_id.is_some() && api_key_saved,
+        ssh_target_saved,
+    };
     Ok(StopPlan {
         instance: name.to_owned(),
         provider,
-        command: match &power_off {
-            Some(p) => p.command.clone(),
-            None => Some(crate::billing::GENERIC_POWER_OFF.to_owned()),
-        },
+        command,
         api,
-        provider_id: provider_id(store, name).await?,
-        api_key_saved: api.is_some_and(|a| stored_api_key(a).is_some()),
+        provider_id,
+        api_key_saved,
+        route: choose_route(facts),
+        ssh_target_saved,
+        console_url: provider.and_then(|p| crate::backup::storage_of(p).console_url),
+        check_by: check_route(facts),
     })
 }
 
@@ -255,6 +337,50 @@ pub async fn save_provider_id(
     };
     crate::store::provider_ids::upsert(&mut conn, row.id, &id, now).await?;
     Ok(id)
+}
+
+/// Stop `name` the way its plan leads ([`choose_route`]), unattended: the opt-in "power off
+/// at 100 % of the budget" uses it. The API route, else the preset's command over a fresh SSH
+/// login to the saved target; a plan that needs the user (`api_needs_setup`, `console`) is
+/// refused with the reason, and nothing is recorded.
+pub async fn by_plan(
+    store: &Store,
+    name: &str,
+    endpoints: &ApiEndpoints,
+    wait: StopWait,
+    clock: &dyn Clock,
+) -> Result<StopReport, StopError> {
+    let plan = plan(store, name, clock.now()).await?;
+    match plan.route {
+        StopRoute::Api => over_api(store, name, endpoints, None, None, wait, clock).await,
+        StopRoute::Ssh => {
+            let request = saved_request(store, name).await?;
+            let target = request
+                .connect()
+                .await
+                .map_err(|err| StopError::NoSavedTarget {
+                    name: name.to_owned(),
+                    detail: err.to_string(),
+                })?;
+            let answers = answers_for(request);
+            let result = over_ssh(store, name, &target, &answers, None, wait, clock).await;
+            target.disconnect().await;
+            result
+        }
+        StopRoute::ApiNeedsSetup => Err(match plan.api {
+            Some(api) if plan.provider_id.is_none() => StopError::NoProviderId {
+                name: name.to_owned(),
+                api: api.as_str(),
+            },
+            Some(api) => StopError::NoApiKey { api: api.as_str() },
+            None => StopError::NoApi {
+                provider: "this provider".to_owned(),
+            },
+        }),
+        StopRoute::Console => Err(StopError::NeedsConsole {
+            name: name.to_owned(),
+        }),
+    }
 }
 
 /// Time the confirmation waits before the first look: a power-off takes a moment to bite.
@@ -491,5 +617,55 @@ async fn confirm_down(
             });
         }
         tokio::time::sleep(wait.every).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(command: bool, api: bool, api_ready: bool, ssh: bool) -> RouteFacts {
+        RouteFacts {
+            command,
+            api,
+            api_ready,
+            ssh_target_saved: ssh,
+        }
+    }
+
+    #[test]
+    fn the_api_leads_when_it_is_set_up_then_ssh_then_the_console() {
+        // RunPod with id and key: the provider's word beats silence over SSH.
+        assert_eq!(choose_route(facts(true, true, true, true)), StopRoute::Api);
+        // RunPod without a key: its runpodctl over SSH works.
+        assert_eq!(choose_route(facts(true, true, false, true)), StopRoute::Ssh);
+        // Vast.ai without a key: only the API stops the contract.
+        assert_eq!(
+            choose_route(facts(false, true, false, true)),
+            StopRoute::ApiNeedsSetup
+        );
+        // Lambda: neither; the console it is.
+        assert_eq!(
+            choose_route(facts(false, false, false, true)),
+            StopRoute::Console
+        );
+        // AutoDL never connected: its shutdown cannot be run from here.
+        assert_eq!(
+            choose_route(facts(true, false, false, false)),
+            StopRoute::Console
+        );
+    }
+
+    #[test]
+    fn a_hand_recorded_stop_is_checked_through_the_api_else_ssh_else_not_at_all() {
+        assert_eq!(
+            check_route(facts(false, true, true, true)),
+            Some(StopVia::Api)
+        );
+        assert_eq!(
+            check_route(facts(true, false, false, true)),
+            Some(StopVia::Ssh)
+        );
+        assert_eq!(check_route(facts(true, true, false, false)), None);
     }
 }

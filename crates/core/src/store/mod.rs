@@ -28,6 +28,7 @@ pub mod provider_ids;
 pub mod recovery;
 pub mod reminders;
 pub mod ssh_targets;
+pub mod stop_checks;
 pub mod team;
 pub mod team_alerts;
 pub mod team_reminders;

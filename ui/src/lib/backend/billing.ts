@@ -1,5 +1,7 @@
 // The rental ledger (src-tauri/src/commands/billing.rs). Costs are always computed in core, at the
 // moment of the call; the UI only shows them.
+import type { PriceCheck } from '../bindings/PriceCheck'
+import type { PriceCheckInput } from '../bindings/PriceCheckInput'
 import type { CostEstimate } from '../bindings/CostEstimate'
 import type { EstimateInput } from '../bindings/EstimateInput'
 import type { Forecast } from '../bindings/Forecast'
@@ -52,4 +54,9 @@ export function estimateCost(input: EstimateInput): Promise<CostEstimate> {
 
 export function rentVsBuy(input: RentVsBuyInput): Promise<RentVsBuy> {
   return call<RentVsBuy>('rent_vs_buy', { input })
+}
+
+/** A second look at a price before it is recorded: far from earlier ones, pays for the card, wrong currency. */
+export function priceCheck(input: PriceCheckInput): Promise<PriceCheck> {
+  return call<PriceCheck>('price_check', { input })
 }

@@ -1,5 +1,7 @@
 // "Stop now" (src-tauri/src/commands/stop.rs): power the instance off, over SSH or through the
 // provider's API, with `stopped` recorded once confirmed.
+import type { HandCheck } from '../bindings/HandCheck'
+import type { HandStop } from '../bindings/HandStop'
 import type { StopApi } from '../bindings/StopApi'
 import type { StopPlan } from '../bindings/StopPlan'
 import type { StopReport } from '../bindings/StopReport'
@@ -19,4 +21,14 @@ export function stopSaveApiKey(api: StopApi, apiKey: string): Promise<void> {
 /** Power `instance` off; resolves once the stop is confirmed and recorded. */
 export function stopNow(instance: string, via: StopVia, command: string | null, providerId: string | null): Promise<StopReport> {
   return call<StopReport>('stop_now', { instance, via, command, providerId })
+}
+
+/** "Already stopped at the provider — record it": records the stop, then looks whether it still answers. */
+export function stopRecordByHand(instance: string): Promise<HandStop> {
+  return call<HandStop>('stop_record_by_hand', { instance })
+}
+
+/** Look again whether a stop recorded by hand holds; `null` when there is no way to look. */
+export function stopCheckAgain(instance: string): Promise<HandCheck | null> {
+  return call<HandCheck | null>('stop_check_again', { instance })
 }

@@ -25,4 +25,8 @@ machine: MachineKind | null,
  * The provider's public page these values were read from; `null` when they are our best
  * reading and the user should check them on the provider's page.
  */
-source: string | null, };
+source: string | null, 
+/**
+ * The currency the provider bills in (ISO 4217): what New rental starts with.
+ */
+currency: string, };

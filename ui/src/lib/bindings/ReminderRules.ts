@@ -23,5 +23,16 @@ release_lead_minutes: number,
 wipe_lead_days: number, 
 /**
  * Local times between which nothing is sent; what comes due then is sent when they end.
+ * A spent budget or a contradicted stop is sent all the same.
  */
-quiet_hours: QuietHours | null, };
+quiet_hours: QuietHours | null, 
+/**
+ * A snooze that would cost more than this (in the instance's currency) asks first;
+ * `null`: never asks.
+ */
+snooze_confirm_above: string | null, 
+/**
+ * Power an instance off through Stop (API or SSH, confirmed) when it spends its whole
+ * budget. Off unless the user turns it on.
+ */
+power_off_at_budget: boolean, };

@@ -14,6 +14,7 @@ fired: Array<Reminder>,
  */
 open: Array<Reminder>, 
 /**
- * Inside the quiet hours: nothing new was fired.
+ * Inside the quiet hours: only what breaks through them
+ * ([`super::stakes::breaks_quiet_hours`]) was fired.
  */
 quiet: boolean, };

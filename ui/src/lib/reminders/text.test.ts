@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Reminder } from '../bindings/Reminder'
-import { reminderKey, reminderValues } from './text'
+import { formatMonth, minutesText, reminderKey, reminderValues, urgencyOf } from './text'
 
 const budget: Reminder = {
   instance: 'a100',
@@ -12,6 +12,7 @@ const budget: Reminder = {
   params: { percent: '80', used: '80.00', budget: '100.00' },
   currency: 'CNY',
   burn_rate_per_hour: '10.00',
+  stakes: { urgency: 'warning', budget_percent: 80, budget_left: '20.00', minutes_to_empty: 120, snoozes: [] },
 }
 
 describe('reminder text values', () => {
@@ -31,5 +32,20 @@ describe('reminder text values', () => {
 
   it('keys an occurrence by instance, kind and occurrence', () => {
     expect(reminderKey(budget)).toBe('3-budget_80-100')
+  })
+
+  it("names a month in the reader's language, never as 2026-12", () => {
+    expect(formatMonth('2026-12', 'en')).toBe('December 2026')
+    expect(formatMonth('2026-12', 'zh-CN')).toBe('2026年12月')
+    const team: Reminder = { ...budget, params: { scope: 'team', month: '2026-12' } }
+    expect(reminderValues(team, 'zh-CN', '').month).toBe('2026年12月')
+  })
+
+  it('reads urgency from the stakes and words minutes left', () => {
+    expect(urgencyOf(budget)).toBe('warning')
+    const short = (m: number) => `${m} min`
+    const long = (h: number, m: string) => `${h} h ${m} min`
+    expect(minutesText(14, short, long)).toBe('14 min')
+    expect(minutesText(185, short, long)).toBe('3 h 05 min')
   })
 })

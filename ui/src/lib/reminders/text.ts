@@ -11,6 +11,8 @@ export function reminderValues(reminder: Reminder, lang: string, never: string):
     if (key === 'used' || key === 'budget') values[key] = formatMoney(value, reminder.currency, lang)
     else if (key === 'release_at' || key === 'wipe_at') values[key] = formatDateTime(value, lang)
     else if (key === 'last_backup') values[key] = value === '' ? never : formatDateTime(value, lang)
+    else if (key === 'checked_at') values[key] = formatDateTime(value, lang)
+    else if (key === 'month') values[key] = formatMonth(value, lang)
     else values[key] = value
   }
   return values
@@ -19,4 +21,23 @@ export function reminderValues(reminder: Reminder, lang: string, never: string):
 /** One stable key per reminder occurrence, for lists and test ids. */
 export function reminderKey(reminder: Reminder): string {
   return `${reminder.instance_id}-${reminder.kind}-${reminder.occurrence}`
+}
+
+/** A `YYYY-MM` month in the reader's words ("December 2026", "2026年12月"); anything else as given. */
+export function formatMonth(month: string, lang: string): string {
+  const match = /^(\d{4})-(\d{2})$/.exec(month)
+  if (!match) return month
+  const at = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, 1))
+  return new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'long', timeZone: 'UTC' }).format(at)
+}
+
+/** How loud a reminder's card is: its urgency as a class name (colour escalates with it). */
+export function urgencyOf(reminder: Reminder): 'notice' | 'warning' | 'critical' {
+  return reminder.stakes?.urgency ?? 'notice'
+}
+
+/** Minutes as "45 min" or "3 h 05 min", in the given patterns. */
+export function minutesText(minutes: number, short: (m: number) => string, long: (h: number, m: string) => string): string {
+  if (minutes < 60) return short(minutes)
+  return long(Math.floor(minutes / 60), String(minutes % 60).padStart(2, '0'))
 }

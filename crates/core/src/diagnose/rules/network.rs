@@ -30,6 +30,37 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
             .evidence_all(network.endpoints.iter().map(describe))
             .build()];
     }
+    let mut found = Vec::new();
+    let is_mirror = |kind: EndpointKind| {
+        matches!(
+            kind,
+            EndpointKind::PypiMirror | EndpointKind::HuggingFaceMirror
+        )
+    };
+    let mirrors: Vec<&EndpointTiming> = network
+        .endpoints
+        .iter()
+        .filter(|e| is_mirror(e.kind))
+        .collect();
+    // A checklist that says "network ✓" beside a list of dead mirrors contradicts itself: say
+    // it, since switching pip or Hugging Face to a mirror (the usual first step) would then fail.
+    if !mirrors.is_empty() && mirrors.iter().all(|e| !e.reachable) {
+        found.push(
+            draft(lang, "network.mirrors_unreachable", Severity::Warning)
+                .title("镜像源都连不上", "None of the mirrors answers")
+                .detail(
+                    "从这台实例连不上任何镜像源，官方源还能用。先别把 pip、conda 或 Hugging Face 切到镜像，否则安装和下载会失败；已经切过的，改回官方源。",
+                    "From this instance no mirror answers, while the official sources do. Do not switch pip, conda or Hugging Face to a mirror here, or installs and downloads will fail; if you already did, switch back.",
+                )
+                .run(
+                    "查看 pip 现在用的源：",
+                    "See which index pip uses now:",
+                    "pip config list",
+                )
+                .evidence_all(mirrors.iter().copied().map(describe))
+                .build(),
+        );
+    }
     let mut steps: Vec<(String, String, String)> = Vec::new();
     let mut evidence = Vec::new();
     let origin_slow = |kind: EndpointKind| {
@@ -119,7 +150,7 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
         evidence.push("/etc/network_turbo: present".to_owned());
     }
     if steps.is_empty() {
-        return Vec::new();
+        return found;
     }
     let mut d = draft(lang, "network.slow_mirror", Severity::Warning)
         .title("官方源很慢，换用镜像更快", "The official sources are slow; a mirror is faster")
@@ -130,7 +161,8 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
     for (zh, en, command) in steps {
         d = d.run(zh, en, command);
     }
-    vec![d.evidence_all(evidence).build()]
+    found.push(d.evidence_all(evidence).build());
+    found
 }
 
 fn faster(mirror: &EndpointTiming, origin: Option<&EndpointTiming>) -> bool {

@@ -172,6 +172,35 @@ fn nothing_reachable_is_network_offline() {
     assert_eq!(codes(&facts, &en()), vec!["network.offline"]);
 }
 
+#[test]
+fn unreachable_mirrors_beside_reachable_origins_are_a_warning_not_a_tick() {
+    let mut facts = healthy();
+    let mut network = fast_network();
+    for e in &mut network.endpoints {
+        if matches!(
+            e.kind,
+            EndpointKind::PypiMirror | EndpointKind::HuggingFaceMirror
+        ) {
+            *e = timing(&e.id.clone(), e.kind, None);
+        }
+    }
+    facts.network = Some(network);
+    let finding = find(&facts, "network.mirrors_unreachable");
+    assert_eq!(finding.severity, Severity::Warning);
+    assert!(
+        finding
+            .evidence
+            .iter()
+            .all(|line| line.contains("unreachable")),
+        "the evidence lists the dead mirrors: {:?}",
+        finding.evidence
+    );
+    assert!(
+        codes(&healthy(), &en()).is_empty(),
+        "reachable mirrors say nothing"
+    );
+}
+
 fn stress_run(tflops: Vec<f64>, error: Option<&str>) -> StressFacts {
     StressFacts {
         size: Some(8192),

@@ -12,6 +12,7 @@ const autodl: ProviderPreset = {
   no_gpu_mode: true,
   machine: 'container',
   source: null,
+  currency: 'CNY',
 }
 
 describe('applyPreset', () => {
@@ -28,6 +29,12 @@ describe('applyPreset', () => {
       name: 'lora-4090',
       price_per_gpu_hour: '2.50',
     })
+  })
+
+  it('takes the currency the provider bills in', () => {
+    const draft = emptyDraft('CNY')
+    applyPreset(draft, { ...autodl, key: 'runpod', display_name: 'RunPod', currency: 'USD' })
+    expect(draft.currency).toBe('USD')
   })
 })
 

@@ -66,7 +66,7 @@ export function emptyDraft(currency: string): RentalDraft {
   }
 }
 
-/** Fill the rule fields a provider preset knows; prices and everything else stay as typed. */
+/** Fill the rule fields and the currency a provider preset knows; prices and everything else stay as typed. */
 export function applyPreset(draft: RentalDraft, preset: ProviderPreset): void {
   draft.provider = preset.key
   draft.billing_starts = preset.billing_starts
@@ -75,6 +75,8 @@ export function applyPreset(draft: RentalDraft, preset: ProviderPreset): void {
   draft.wipe_after_stopped_days =
     preset.wipe_after_stopped_days === null ? '' : String(preset.wipe_after_stopped_days)
   draft.no_gpu_mode = preset.no_gpu_mode
+  // The provider bills in its own currency (USD on RunPod, Vast.ai, Lambda, AWS, GCP).
+  draft.currency = preset.currency
 }
 
 /** Core's field names where they differ from the form's. */

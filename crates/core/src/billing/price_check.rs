@@ -1,0 +1,282 @@
+//! A second look at a price before it becomes a bill: an RTX 4090 typed as 360 per GPU-hour
+//! (a slipped decimal point, the monthly price in the hourly field, yuan in a dollar preset)
+//! goes through a form without a word, and the ledger then bills it faithfully.
+//!
+//! Pure: the caller brings what this user paid before ([`crate::catalog::earlier_prices`]) and,
+//! when known, what the card costs to buy; New rental's review and the provider imports call the
+//! same function.
+
+use rust_decimal::Decimal;
+use rust_decimal_macros::dec;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::money::display_rate;
+use super::presets::ProviderKey;
+use crate::catalog::recommend::PriceEntry;
+use crate::catalog::{find_gpu, GpuSpec};
+
+/// A price this many times what was paid before (or that fraction of it) is worth a question.
+pub const FAR_FACTOR: Decimal = dec!(3);
+/// Renting that pays for the card within this many hours is almost certainly a typo.
+pub const PAYBACK_HOURS: Decimal = dec!(168);
+
+/// Launch prices in US dollars (the maker's suggested price when the card went on sale), from
+/// <https://www.tomsguide.com/news/nvidia-geforce-rtx-4090> (its table of starting prices).
+/// Only cards with a sourced figure; the others get no pay-back check in dollars.
+const LAUNCH_PRICES_USD: &[(&str, Decimal)] = &[
+    ("rtx-4090", dec!(1599)),
+    ("rtx-3090", dec!(1499)),
+    ("rtx-3080", dec!(699)),
+];
+
+/// What the check looks at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct PriceCheckInput {
+    pub gpu_model: String,
+    #[ts(type = "string")]
+    pub price_per_gpu_hour: Decimal,
+    pub currency: String,
+    /// The provider preset's key, when one was chosen.
+    #[serde(default)]
+    #[ts(optional)]
+    pub provider: Option<String>,
+    /// What buying one card costs, in `currency`, when the user knows; else the launch price
+    /// is used where the currency is US dollars.
+    #[serde(default)]
+    #[ts(optional, type = "string")]
+    pub card_price: Option<Decimal>,
+}
+
+/// One reason to look at the price again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export)]
+pub enum PriceWarning {
+    /// Far from what this user paid for the same GPU before (`times` > 1: dearer).
+    FarFromEarlier {
+        #[ts(type = "string")]
+        earlier: Decimal,
+        currency: String,
+        /// This price divided by the earlier one, two decimals.
+        #[ts(type = "string")]
+        times: Decimal,
+    },
+    /// At this price renting pays for the card itself within `hours` (less than a week).
+    PaysForTheCard {
+        #[ts(type = "string")]
+        card_price: Decimal,
+        #[ts(type = "string")]
+        hours: Decimal,
+    },
+    /// The provider bills in another currency than the one entered.
+    CurrencyDiffers { expected: String },
+}
+
+/// The check's answer: the warnings (empty: nothing odd) and the unit the price is in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct PriceCheck {
+    pub warnings: Vec<PriceWarning>,
+    /// The currency the price was read in; the figures are per GPU-hour.
+    pub currency: String,
+}
+
+fn same_gpu(a: &GpuSpec, name: &str) -> bool {
+    find_gpu(name).is_some_and(|b| b.id == a.id)
+}
+
+/// Look at `input` against the prices paid before (`earlier`, newest last).
+pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceCheck {
+    let currency = input.currency.trim().to_ascii_uppercase();
+    let price = input.price_per_gpu_hour;
+    let mut warnings = Vec::new();
+    if let Some(expected) = input
+        .provider
+        .as_deref()
+        .and_then(|p| ProviderKey::parse(p).ok())
+        .map(ProviderKey::currency)
+        .filter(|expected| *expected != currency && *expected == "USD")
+    {
+        // Only a dollar preset is sure: a Chinese platform may well be paid in another way.
+        warnings.push(PriceWarning::CurrencyDiffers {
+            expected: expected.to_owned(),
+        });
+    }
+    if price <= Decimal::ZERO {
+        return PriceCheck { warnings, currency };
+    }
+    let gpu = find_gpu(&input.gpu_model);
+    if let Some(paid) = gpu.and_then(|gpu| {
+        earlier
+            .iter()
+            .rev()
+            .find(|e| e.currency.eq_ignore_ascii_case(&currency) && same_gpu(gpu, &e.gpu))
+    }) {
+        if paid.price_per_hour > Decimal::ZERO {
+            let times = price / paid.price_per_hour;
+            if times >= FAR_FACTOR || times * FAR_FACTOR <= Decimal::ONE {
+                warnings.push(PriceWarning::FarFromEarlier {
+                    earlier: display_rate(paid.price_per_hour),
+                    currency: currency.clone(),
+                    times: times.round_dp(2),
+                });
+            }
+        }
+    }
+    let card_price = input.card_price.filter(|c| *c > Decimal::ZERO).or_else(|| {
+        let id = gpu.map(|g| g.id.as_str())?;
+        (currency == "USD")
+            .then(|| LAUNCH_PRICES_USD.iter().find(|(g, _)| *g == id))
+            .flatten()
+            .map(|(_, usd)| *usd)
+    });
+    if let Some(card_price) = card_price {
+        let hours = card_price / price;
+        if hours < PAYBACK_HOURS {
+            warnings.push(PriceWarning::PaysForTheCard {
+                card_price,
+                hours: hours.round_dp(1),
+            });
+        }
+    }
+    PriceCheck { warnings, currency }
+}
+
+/// [`price_check`] against the prices of the rentals recorded in `store`.
+pub async fn check_in_store(
+    store: &crate::store::Store,
+    input: &PriceCheckInput,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<PriceCheck, super::BillingError> {
+    let earlier = crate::catalog::recommend::earlier_prices(store, now).await?;
+    Ok(price_check(input, &earlier))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::recommend::PriceOrigin;
+
+    fn input(gpu: &str, price: Decimal, currency: &str, provider: Option<&str>) -> PriceCheckInput {
+        PriceCheckInput {
+            gpu_model: gpu.into(),
+            price_per_gpu_hour: price,
+            currency: currency.into(),
+            provider: provider.map(str::to_owned),
+            card_price: None,
+        }
+    }
+
+    fn paid(gpu: &str, price: Decimal, currency: &str) -> PriceEntry {
+        PriceEntry {
+            gpu: gpu.into(),
+            price_per_hour: price,
+            currency: currency.into(),
+            origin: PriceOrigin::EarlierRental,
+        }
+    }
+
+    #[test]
+    fn a_hundredfold_price_for_a_gpu_rented_before_is_questioned() {
+        let earlier = [paid("NVIDIA GeForce RTX 4090", dec!(3.6), "CNY")];
+        let check = price_check(
+            &input("RTX 4090", dec!(360), "CNY", Some("autodl")),
+            &earlier,
+        );
+        assert_eq!(
+            check.warnings,
+            vec![PriceWarning::FarFromEarlier {
+                earlier: dec!(3.6),
+                currency: "CNY".into(),
+                times: dec!(100),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_price_close_to_the_last_one_passes_and_a_far_cheaper_one_is_questioned() {
+        let earlier = [
+            paid("RTX 4090", dec!(9), "CNY"),
+            paid("RTX 4090", dec!(2.2), "CNY"),
+        ];
+        let near = price_check(&input("4090", dec!(2.5), "CNY", None), &earlier);
+        assert!(
+            near.warnings.is_empty(),
+            "2.5 against 2.2 last time: {near:?}"
+        );
+        let cheap = price_check(&input("4090", dec!(0.25), "CNY", None), &earlier);
+        assert!(
+            matches!(cheap.warnings[..], [PriceWarning::FarFromEarlier { .. }]),
+            "a tenth of the last price (the hourly field holding a per-minute price?)"
+        );
+    }
+
+    #[test]
+    fn earlier_prices_in_another_currency_or_for_another_gpu_say_nothing() {
+        let earlier = [
+            paid("RTX 4090", dec!(0.4), "USD"),
+            paid("A100 80GB", dec!(3.6), "CNY"),
+        ];
+        let check = price_check(&input("RTX 4090", dec!(3.6), "CNY", None), &earlier);
+        assert!(check.warnings.is_empty(), "{check:?}");
+    }
+
+    #[test]
+    fn a_price_that_pays_for_the_card_within_a_week_is_questioned() {
+        // $1,599 at $40/h: 40 hours.
+        let check = price_check(&input("RTX 4090", dec!(40), "USD", Some("runpod")), &[]);
+        assert_eq!(
+            check.warnings,
+            vec![PriceWarning::PaysForTheCard {
+                card_price: dec!(1599),
+                hours: dec!(40.0),
+            }]
+        );
+        let fair = price_check(&input("RTX 4090", dec!(0.69), "USD", Some("runpod")), &[]);
+        assert!(fair.warnings.is_empty(), "{fair:?}");
+        let mut own = input("RTX 4090", dec!(360), "CNY", None);
+        own.card_price = Some(dec!(13000));
+        assert!(matches!(
+            price_check(&own, &[]).warnings[..],
+            [PriceWarning::PaysForTheCard { .. }]
+        ));
+        assert!(
+            price_check(&input("RTX 4090", dec!(360), "CNY", None), &[])
+                .warnings
+                .is_empty(),
+            "no card price in yuan is known, so no pay-back is claimed"
+        );
+    }
+
+    #[test]
+    fn yuan_in_a_dollar_preset_is_questioned() {
+        let check = price_check(&input("RTX 4090", dec!(0.69), "CNY", Some("runpod")), &[]);
+        assert_eq!(
+            check.warnings,
+            vec![PriceWarning::CurrencyDiffers {
+                expected: "USD".into()
+            }]
+        );
+        assert!(
+            price_check(&input("RTX 4090", dec!(2), "CNY", Some("autodl")), &[])
+                .warnings
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_presets_bill_in_their_own_currency() {
+        for key in [
+            ProviderKey::Runpod,
+            ProviderKey::Vast,
+            ProviderKey::Lambda,
+            ProviderKey::Aws,
+            ProviderKey::Gcp,
+        ] {
+            assert_eq!(key.preset().currency, "USD", "{key:?}");
+        }
+        assert_eq!(ProviderKey::Autodl.preset().currency, "CNY");
+    }
+}
