@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LogBuffer } from './logBuffer'
+import { isProtocolLine, LogBuffer } from './logBuffer'
 
 describe('LogBuffer', () => {
   it('keeps 100 000 lines but shows only the last view of them', () => {
@@ -25,5 +25,15 @@ describe('LogBuffer', () => {
     log.clear()
     expect(log.total).toBe(0)
     expect(log.shown()).toEqual([])
+  })
+})
+
+describe('LogBuffer and the recipes’ markers', () => {
+  it('keeps ::leasehold:: protocol lines out of the view but hands them to Explain', () => {
+    const log = new LogBuffer(10)
+    log.append('::leasehold::step 1/2 Miniconda\nDownloading…\n::leasehold::fail torch.cpu_build no CUDA\nTraceback\n::leasehold::ok')
+    expect(log.shown()).toEqual(['Downloading…', 'Traceback'])
+    expect(log.tail(10)).toContain('::leasehold::fail torch.cpu_build')
+    expect(isProtocolLine('  ::leasehold::step')).toBe(false)
   })
 })
