@@ -135,7 +135,7 @@ describe('stop and watchdog', () => {
     await openInstance()
     await waitFor(async () => (await s.text('[data-testid="watchdog-state"]')).length > 0, { timeoutMs: 30_000, what: 'the watchdog status' })
     assert.match(await s.text('[data-testid="watchdog-card"] .sentences'), /全部空闲[\s\S]*后关机/)
-    assert.equal(await s.text('[data-testid="watchdog-idle-unit"] option:checked'), '分钟')
+    assert.equal(await s.execute(`return document.querySelector('[data-testid="watchdog-idle-unit"]').selectedOptions[0].textContent`), '分钟')
     await s.scrollTo('[data-testid="watchdog-card"]')
     await screenshot(s, 'zh-CN/60-watchdog-card')
 

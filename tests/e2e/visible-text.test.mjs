@@ -47,7 +47,11 @@ describe('visible text on every screen', () => {
   async function check(language, name, shot) {
     await new Promise((resolve) => setTimeout(resolve, 1500))
     const text = await screenText(s)
-    for (const problem of offenders(text, language)) problems.push(`${language} ${name}: ${problem}`)
+    for (const problem of offenders(text, language)) {
+      const snippet = problem.slice(problem.indexOf(': ') + 2)
+      const line = text.split('\n').find((l) => l.includes(snippet)) ?? ''
+      problems.push(`${language} ${name}: ${problem} — in “${line.slice(0, 120)}”`)
+    }
     await screenshot(s, shot)
   }
 
@@ -66,8 +70,9 @@ describe('visible text on every screen', () => {
     await check(language, 'instance', `${language}/${prefix}-instance`)
     await s.scrollTo('[data-testid="watchdog-card"]')
     await check(language, 'instance (watchdog)', `${language}/${prefix}-instance-watchdog`)
+    // The instance's own screens, through the tabs they share (Connect opens from the page).
+    await s.click('[data-testid="instance-connect"]')
     for (const tab of TABS) {
-      await openInstance()
       await s.click(`[data-testid="tab-${tab}"]`)
       await s.waitFor(`[data-testid="screen-${tab}"]`)
       await check(language, tab, `${language}/${prefix}-${tab}`)

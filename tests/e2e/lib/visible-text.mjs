@@ -18,15 +18,17 @@ export const ZH_ALLOWED = new Set(
   WeCom Slack ServerChan PostgreSQL SQLite KiB MiB GiB TiB kB KB MB GB TB Hz MHz GHz ms
   W kW kWh h min s token tokens CNY USD EUR HKD JPY GBP CN HK US A H L T V P RAM SSD NVMe OS ID
   nvidia-smi systemd cron dmesg df lsmod pid tmux screen ssh-agent known_hosts root ok
+  Webhook webhook push stash Stash commit ssh sshd ssh-add ssh-keygen setsid Container Toolkit PGPASSWORD JSON GGUF VPN Ctrl Shift Conda Google Cloud SHA freeze Server POST hf-mirror transformers peft all agent Batch Cache
+  English SFF Generation Ti Super SUPER Max-Q Laptop Ultra Pro Mini
   True False None PM AM fp fp16 bf16 fp32 int8 int4 FP BF INT AdamW Adam SGD KV batch`
     .split(/\s+/)
     .filter(Boolean),
 )
 
 /** Chinese text an English screen may show: the product's own name and language names. */
-export const EN_ALLOWED_CJK = ['算力租用管家', '简体中文', '恒源云', '酷虎云', '并行科技', '阿里云', '腾讯云', '华为云']
+export const EN_ALLOWED_CJK = ['算力租用管家', '简体中文', '并行计算云', '企业微信', '飞书', '钉钉', '酱', '恒源云', '酷虎云', '并行科技', '阿里云', '腾讯云', '华为云']
 
-const FILE_EXTENSIONS = /\.(py|sh|txt|json|jsonl|yaml|yml|toml|log|gz|tgz|tar|zip|csv|md|ipynb|pt|pth|bin|safetensors|gguf|ckpt|whl|deb|so|conf|cfg|ini|sqlite3|db|lock)$/i
+const FILE_EXTENSIONS = /\.(py|sh|txt|json|jsonl|yaml|yml|toml|log|gz|tgz|tar|zip|csv|md|ipynb|pt|pth|bin|safetensors|gguf|ckpt|whl|deb|so|pub|conf|cfg|ini|sqlite3|db|lock)$/i
 const DOMAINS = /\.(com|cn|org|net|io|ai|dev|edu|cloud|co|app|sh)$/i
 
 /** Offending snippets in `text`, each as `kind: snippet`. */
@@ -92,6 +94,13 @@ export function screenText(session) {
       const element = node.parentElement
       if (!element || element.closest(skip) || element.closest('select')) continue
       if (node.textContent.trim() === '' || element.getClientRects().length === 0) continue
+      // Behind a closed "Details": only its summary line shows.
+      let hidden = false
+      for (let closed = element.closest('details:not([open])'); closed; closed = closed.parentElement?.closest('details:not([open])')) {
+        const summary = element.closest('summary')
+        if (!summary || summary.parentElement !== closed) hidden = true
+      }
+      if (hidden) continue
       const style = getComputedStyle(element)
       if (style.visibility === 'hidden' || style.display === 'none') continue
       parts.push(node.textContent.trim())
