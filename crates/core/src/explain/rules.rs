@@ -852,7 +852,7 @@ pub(super) fn unknown(scan: &Scan<'_>, context: &ExplainContext) -> Finding {
         .step("从下往上读：最后一行异常说明是什么错，往上找第一个属于你项目的文件和行号。", "Read from the bottom up: the last exception line says what failed; above it, find the first file and line of your own project.")
         .run("如果是 CUDA 报错，同步执行重跑，让堆栈指向真正出错的地方：", "For a CUDA error, run again synchronously so the stack points at the real place:", "CUDA_LAUNCH_BLOCKING=1 python train.py")
         .run("看内核日志有没有 GPU 或内存的记录：", "Look for GPU or memory events in the kernel log:", "dmesg -T | tail -n 50")
-        .step("在 Verify 里检查一遍这台机器：驱动、PyTorch、磁盘和显存占用都会被查到。", "Run Verify on the machine: it checks the driver, PyTorch, disks and GPU memory in one go.")
+        .step("用“检测”把这台实例查一遍：驱动、PyTorch、磁盘和显存占用都会被查到。", "Run Verify on the machine: it checks the driver, PyTorch, disks and GPU memory in one go.")
         .evidence(marker.clone().unwrap_or_default())
         .when(marker.is_none(), |d| d.evidence(last_line.unwrap_or_default()))
         .build()
