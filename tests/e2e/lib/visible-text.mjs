@@ -25,6 +25,9 @@ export const ZH_ALLOWED = new Set(
     .filter(Boolean),
 )
 
+/** Names a fix step asks people to type or look for, written as they are in code. */
+export const CODE_WORDS = new Set(['num_workers', 'known_hosts', 'authorized_keys'])
+
 /** Chinese text an English screen may show: the product's own name and language names. */
 export const EN_ALLOWED_CJK = ['算力租用管家', '简体中文', '并行计算云', '企业微信', '飞书', '钉钉', '酱', '恒源云', '酷虎云', '并行科技', '阿里云', '腾讯云', '华为云']
 
@@ -50,9 +53,11 @@ export function offenders(text, language) {
     const lowerParts = token.split('.').every((part) => /^[a-z][a-z0-9_]*$/.test(part))
     if (lowerParts && (token.includes('_') || token.split('.').length >= 3)) add('code-like token', token)
   }
-  // snake_case words outside dotted ids (a raw enum value such as no_gpu or power_off_failed).
+  // snake_case words outside dotted ids (a raw enum value such as no_gpu or power_off_failed);
+  // a keyword argument people type (low_cpu_mem_usage=True) and the names in CODE_WORDS are code.
   for (const m of text.matchAll(/(?<![\w./~-])[a-z]+(?:_[a-z0-9]+)+(?![\w./-])/g)) {
-    if (!ZH_ALLOWED.has(m[0])) add('code-like token', m[0])
+    if (text[m.index + m[0].length] === '=' || CODE_WORDS.has(m[0]) || ZH_ALLOWED.has(m[0])) continue
+    add('code-like token', m[0])
   }
   // The watchdog's raw status: gpu=unreadable, cpu=first.
   for (const m of text.matchAll(/\b[a-z]+=(?:unreadable|first|\d+%?)/g)) add('raw status', m[0])
