@@ -109,7 +109,13 @@ describe('backup and release', () => {
     assert.match(repos, lang === 'en' ? /2 commits not pushed/ : /2 个提交未推送/)
     const weight = `[data-testid="weight-check"][data-path="${home}/${WORK}/train/model.safetensors"]`
     await s.waitFor(weight)
+    // The repository with unpushed commits is ticked before the user does anything; the single
+    // weight file (often a downloaded base model) is left to them.
+    const repoCheck = `[data-testid="repo-check"][data-path="${repoPath}"]`
+    assert.equal(await (await s.find(repoCheck)).property('checked'), true, 'work at risk is pre-selected')
+    assert.equal(await (await s.find(weight)).property('checked'), false, 'a weight file is not')
     await screenshot(s, `${lang}/60-backup-at-risk`)
+    await s.click(repoCheck)
     await s.click(weight)
     const dir = path.join(profile, `backups-${lang}`)
     await s.type('[data-testid="backup-dir"]', dir)

@@ -1,5 +1,6 @@
 // The instance page as the place to work, against a real sshd whose fake nvidia-smi replays
-// eight A100s with only GPU 0 busy: the live charts (one per GPU), the process on GPU 0, the
+// eight A100s with only GPU 0 busy: the compact GPU table (a row per GPU on one 0–100 % scale,
+// idle GPUs labelled with what they cost), the process on GPU 0, the
 // "only GPU 0 works" finding with its torchrun fix, the port-forward presets and the busy hours.
 // A language switch while the page is open re-words it live; leaving the page stops the stream
 // on the instance. Screenshots in English and Chinese.
@@ -61,7 +62,7 @@ describe('dashboard', () => {
 
   async function waitForLiveDashboard() {
     await s.waitFor('[data-testid="gpu-dashboard"][data-status="live"]', { timeoutMs: 60_000 })
-    await waitFor(async () => (await s.findAll('[data-testid="gpu-card"]')).length === 8, { timeoutMs: 30_000, what: 'eight GPU charts' })
+    await waitFor(async () => (await s.findAll('[data-testid="gpu-row"]')).length === 8, { timeoutMs: 30_000, what: 'eight GPU rows' })
     await s.waitFor('[data-testid="live-findings"] [data-code="gpu.idle_peers"]', { timeoutMs: 30_000 })
     await s.waitFor('[data-testid="gpu-process"]', { timeoutMs: 30_000 })
   }
@@ -84,10 +85,15 @@ describe('dashboard', () => {
 
     await openInstance()
     await waitForLiveDashboard()
-    assert.equal(await s.text('[data-testid="gpu-card"][data-gpu="0"] [data-testid="gpu-utilization"]'), '98%')
-    assert.equal(await s.text('[data-testid="gpu-card"][data-gpu="5"] [data-testid="gpu-utilization"]'), '0%')
-    const idle = await (await s.find('[data-testid="gpu-card"][data-gpu="3"]')).attribute('data-idle')
-    assert.equal(idle, 'true', 'an idle peer is marked')
+    assert.equal(await s.text('[data-testid="gpu-row"][data-gpu="0"] [data-testid="gpu-utilization"]'), '98%')
+    assert.equal(await s.text('[data-testid="gpu-row"][data-gpu="5"] [data-testid="gpu-utilization"]'), '0%')
+    assert.equal((await s.findAll('[data-testid="gpu-chart"]')).length, 0, 'eight GPUs get rows, not eight tiny charts')
+    await waitFor(async () => (await (await s.find('[data-testid="gpu-row"][data-gpu="3"]')).attribute('data-idle')) === 'true', {
+      timeoutMs: 30_000,
+      what: 'an idle peer marked',
+    })
+    assert.equal(await s.text('[data-testid="gpu-row"][data-gpu="3"] [data-testid="gpu-idle-cost"]'), 'idle · CN¥8.00/h', 'an idle GPU says what it costs')
+    assert.equal((await s.findAll('[data-testid="gpu-row"][data-gpu="0"] [data-testid="gpu-idle-cost"]')).length, 0, 'the busy GPU is not idle')
     const finding = await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]')
     assert.match(finding, /Only GPU 0 is working/)
     assert.match(finding, /torchrun --nproc_per_node=8/)
@@ -103,18 +109,20 @@ describe('dashboard', () => {
   it('a language switch on the open dashboard re-words it, chart legends and findings included, without restarting the stream', async () => {
     const stream = loopingSamplerPids()
     assert.equal(stream.length, 1)
-    const legend = '[data-testid="gpu-card"][data-gpu="0"] .u-legend'
-    assert.match(await s.text(legend), /Utilisation %[\s\S]*Memory %/)
+    const legend = '[data-testid="gpu-legend"]'
+    assert.equal((await s.findAll(legend)).length, 1, 'one legend for all GPUs')
+    assert.match(await s.text(legend), /Utilisation over the last five minutes[\s\S]*0%[\s\S]*100%/)
     await s.click('[data-testid="sidebar-language"]')
     await waitFor(async () => /只有 GPU 0 在干活/.test(await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]')), {
       timeoutMs: 15_000,
       what: 'the finding re-worded in Chinese',
     })
     assert.match(await s.text('[data-testid="live-findings"] [data-code="gpu.idle_peers"]'), /torchrun --nproc_per_node=8/)
-    await waitFor(async () => /利用率 %[\s\S]*显存 %/.test(await s.text(legend)), { what: 'the chart legend in Chinese' })
+    await waitFor(async () => /最近五分钟的利用率/.test(await s.text(legend)), { what: 'the legend in Chinese' })
+    assert.match(await s.text('[data-testid="gpu-row"][data-gpu="3"] [data-testid="gpu-idle-cost"]'), /^空闲 · ¥8\.00\/小时$/)
     assert.match(await s.text('[data-testid="gpu-dashboard"]'), /GPU 实时监控/)
     assert.equal(await s.text('[data-testid="gpu-dashboard-status"]'), '实时')
-    assert.equal((await s.findAll('[data-testid="gpu-card"]')).length, 8, 'the charts stay')
+    assert.equal((await s.findAll('[data-testid="gpu-row"]')).length, 8, 'the rows stay')
     assert.deepEqual(loopingSamplerPids(), stream, 'the same nvidia-smi stream goes on')
     await s.scrollTo('[data-testid="gpu-dashboard"]')
     await screenshot(s, 'zh-CN/62-dashboard-switched-live')
@@ -126,7 +134,7 @@ describe('dashboard', () => {
       timeoutMs: 15_000,
       what: 'the finding back in English',
     })
-    await waitFor(async () => /Utilisation %/.test(await s.text(legend)), { what: 'the chart legend in English' })
+    await waitFor(async () => /Utilisation over/.test(await s.text(legend)), { what: 'the legend in English' })
     assert.deepEqual(loopingSamplerPids(), stream, 'still the same stream')
     await s.scrollTo('[data-testid="gpu-dashboard"]')
     await screenshot(s, 'en/62-dashboard-switched-back')

@@ -1,5 +1,7 @@
-// First run: welcome → language → currency → straight into "New rental"; the choices survive a
-// restart. Screenshots of each first-run screen in both languages.
+// First run: welcome (the journey, one line a stage) → language → currency → one of two ways on:
+// "I already rented one" (New rental) or "help me choose a GPU"; the choices survive a restart.
+// The Chinese name 算力租用管家 on the welcome, the window title and the sidebar. Screenshots of
+// each first-run screen in both languages, and in dark mode.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -27,6 +29,10 @@ describe('first run', () => {
     await s.waitFor('[data-testid="onboarding-welcome"]')
     assert.match(await s.text('h1'), /Welcome to Leasehold/)
     assert.equal(await s.execute('return document.title'), 'Leasehold · 算力租用管家')
+    const journey = await s.text('[data-testid="onboarding-journey"]')
+    for (const stage of ['Choose', 'Connect', 'Verify', 'Install', 'Watch', 'Back up', 'Release']) {
+      assert.match(journey, new RegExp(`${stage} `), `the welcome names the stage ${stage}`)
+    }
     await screenshot(s, 'en/01-first-run-welcome')
   })
 
@@ -40,6 +46,7 @@ describe('first run', () => {
 
     await s.click('[data-testid="onboarding-next"]')
     await s.waitFor('[data-testid="onboarding-currency"]')
+    assert.match(await s.text('[data-testid="onboarding-currency"]'), /我已经租好了一台[\s\S]*帮我挑一张 GPU/)
     await screenshot(s, 'zh-CN/03-first-run-currency')
   })
 
@@ -48,16 +55,19 @@ describe('first run', () => {
     await s.waitFor('[data-testid="onboarding-language"]')
     await s.click('.actions .btn:not(.primary)')
     await s.waitFor('[data-testid="onboarding-welcome"]')
-    assert.equal(await s.text('h1'), '欢迎使用 Leasehold')
+    assert.equal(await s.text('h1'), '欢迎使用算力租用管家')
+    assert.match(await s.text('[data-testid="onboarding-journey"]'), /选卡[\s\S]*连接[\s\S]*检测[\s\S]*安装[\s\S]*值守[\s\S]*备份[\s\S]*释放/)
     await screenshot(s, 'zh-CN/01-first-run-welcome')
   })
 
   it('takes the default currency and goes straight into New rental', async () => {
     await s.click('[data-testid="onboarding-start"]')
     await s.click('[data-testid="onboarding-next"]')
-    await s.select('[data-testid="onboarding-currency"]', 'CNY')
+    await s.select('[data-testid="onboarding-currency-select"]', 'CNY')
     await s.click('[data-testid="onboarding-finish"]')
     await s.waitFor('[data-testid="screen-new-rental"]')
+    assert.equal(await s.text('[data-testid="brand-name"]'), '算力租用管家', 'the sidebar carries the Chinese name')
+    await screenshot(s, 'zh-CN/04-first-run-done-sidebar')
   })
 
   it('remembers language and first-run after the app is closed and reopened', async () => {
@@ -67,6 +77,29 @@ describe('first run', () => {
     await s.waitFor('[data-testid="screen-rentals"]')
     const label = await s.text('[data-testid="nav-settings"]')
     assert.equal(label, '设置', 'the language picked on first run must win over the English system locale')
+  })
+})
+
+describe('first run, the other way on', () => {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-first-run-choose-'))
+  let app
+
+  after(async () => {
+    await app?.close()
+    rmSync(profile, { recursive: true, force: true })
+  })
+
+  it('en: "Help me choose a GPU" opens Choose GPU instead of New rental', async () => {
+    app = await launchApp({ profile, language: 'en_US' })
+    const s = app.session
+    await s.click('[data-testid="onboarding-start"]')
+    await s.click('[data-testid="onboarding-next"]')
+    await s.waitFor('[data-testid="onboarding-choose"]')
+    assert.match(await s.text('[data-testid="onboarding-currency"]'), /I already rented one[\s\S]*Help me choose a GPU/)
+    await screenshot(s, 'en/03-first-run-currency')
+    await s.click('[data-testid="onboarding-choose"]')
+    await s.waitFor('[data-testid="screen-choose-gpu"]')
+    assert.equal(await s.text('[data-testid="brand-name"]'), 'Leasehold')
   })
 })
 

@@ -128,6 +128,11 @@ describe('recovery screen', () => {
       const card = await s.execute('return document.querySelector(\'[data-testid="rental-card"]\').textContent')
       assert.ok(card.includes('box'), `the copy shows the rental it holds: ${card}`)
       await screenshot(s, `${LANG_DIR[language]}/recovery-newer-version-read-only`)
+      // Screens that write say why they cannot, instead of failing at the first click.
+      await s.click('[data-testid="nav-new-rental"]')
+      const blocked = await s.text('[data-testid="read-only-blocked"]')
+      assert.match(blocked, language === 'en_US' ? /read-only copy/ : /只读副本/)
+      await screenshot(s, `${LANG_DIR[language]}/recovery-read-only-new-rental`)
       await app.close()
     })
 

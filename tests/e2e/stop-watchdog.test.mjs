@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
 import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
 import { startSshd } from './lib/sshd.mjs'
+import { offenders, screenText } from './lib/visible-text.mjs'
 import { waitFor } from './lib/webdriver.mjs'
 
 const INSTANCE = 'gpu-watch'
@@ -72,14 +73,19 @@ describe('stop and watchdog', () => {
     await s.waitFor('[data-testid="watchdog-card"]')
     await waitFor(async () => (await s.text('[data-testid="watchdog-state"]')).length > 0, { timeoutMs: 30_000, what: 'the watchdog status' })
     assert.match(await s.text('[data-testid="watchdog-state"]'), /No watchdog/)
-    assert.equal(await (await s.find('[data-testid="watchdog-idle"]')).property('value'), '30m', 'the defaults are shown')
+    assert.equal(await (await s.find('[data-testid="watchdog-idle"]')).property('value'), '30', 'the defaults are shown')
+    assert.equal(await (await s.find('[data-testid="watchdog-idle-unit"]')).property('value'), 'min', 'in minutes')
+    assert.match(await s.text('[data-testid="watchdog-card"] .sentences'), /Power off after[\s\S]*with everything idle/)
+    await screenshot(s, 'en/59-watchdog-settings')
 
-    await s.type('[data-testid="watchdog-interval"]', '2s')
+    await s.type('[data-testid="watchdog-interval"]', '2')
+    await s.select('[data-testid="watchdog-interval-unit"]', 's')
+    await s.click('[data-testid="watchdog-card"] .advanced summary')
     await s.type('[data-testid="watchdog-power-off"]', standIn)
     await s.click('[data-testid="watchdog-install"]')
-    await waitFor(async () => /Watching \(pid \d+\)/.test(await s.text('[data-testid="watchdog-state"]')), {
+    await waitFor(async () => /^Armed · /.test(await s.text('[data-testid="watchdog-state"]')), {
       timeoutMs: 30_000,
-      what: 'the watchdog running',
+      what: 'the watchdog armed',
     })
     assert.match(await s.text('[data-testid="watchdog-boot"]'), /restart/)
     // A few samples later the decisions are there: the default 10 minutes of grace, and this
@@ -87,13 +93,18 @@ describe('stop and watchdog', () => {
     await waitFor(
       async () => {
         await s.click('[data-testid="watchdog-refresh"]')
-        return /Grace/.test(await s.text('[data-testid="watchdog-log"]').catch(() => ''))
+        return (await s.findAll('[data-testid="watchdog-unreadable"]')).length > 0
       },
-      { timeoutMs: 30_000, intervalMs: 2000, what: 'grace decisions' },
+      { timeoutMs: 30_000, intervalMs: 2000, what: 'the unreadable-GPU warning' },
     )
+    assert.match(await s.text('[data-testid="watchdog-unreadable"]'), /cannot read GPU, so it will never power this instance off/)
+    assert.match(await s.text('[data-testid="watchdog-readings"]'), /GPU cannot be read/)
+    const raw = offenders(await screenText(s), 'en').filter((problem) => problem.startsWith('raw status'))
+    assert.deepEqual(raw, [], 'no raw watchdog status on screen')
+    await s.click('[data-testid="watchdog-card"] .decisions summary')
     const log = await s.text('[data-testid="watchdog-log"]')
     assert.match(log, /Started/)
-    assert.match(log, /gpu=unreadable/)
+    assert.match(log, /Grace/)
     assert.equal(existsSync(callFile), false, 'an unreadable GPU never powers off')
     await screenshot(s, 'en/60-watchdog-running')
 
@@ -102,14 +113,15 @@ describe('stop and watchdog', () => {
     await screenshot(s, 'en/61-watchdog-removed')
   })
 
-  it('en: a bad duration is refused and nothing is installed', async () => {
+  it('en: the idle time is a number with its unit: letters are not taken, the stepper counts', async () => {
     await s.type('[data-testid="watchdog-idle"]', 'soon')
-    await s.click('[data-testid="watchdog-install"]')
-    const error = await s.waitFor('[data-testid="watchdog-error"]')
-    assert.equal(await error.attribute('data-code'), 'watchdog.bad_duration')
-    assert.match(await error.text(), /not a duration/)
+    await s.click('[data-testid="watchdog-card"] .sentences')
+    assert.equal(await (await s.find('[data-testid="watchdog-idle"]')).property('value'), '30', 'text that is not a number leaves the value')
+    await s.click('[data-testid="watchdog-card"] .sentences p:first-child button[aria-label="+"]')
+    assert.equal(await (await s.find('[data-testid="watchdog-idle"]')).property('value'), '31')
+    await s.click('[data-testid="watchdog-card"] .sentences p:first-child button[aria-label="−"]')
+    assert.equal(await (await s.find('[data-testid="watchdog-idle"]')).property('value'), '30')
     assert.match(await s.text('[data-testid="watchdog-state"]'), /Removed|No watchdog/)
-    await s.type('[data-testid="watchdog-idle"]', '30m')
   })
 
   it('en: the Stop now dialog says what will run', async () => {
@@ -124,6 +136,9 @@ describe('stop and watchdog', () => {
     await switchLanguage(s, 'zh-CN')
     await openInstance()
     await waitFor(async () => (await s.text('[data-testid="watchdog-state"]')).length > 0, { timeoutMs: 30_000, what: 'the watchdog status' })
+    assert.match(await s.text('[data-testid="watchdog-card"] .sentences'), /全部空闲[\s\S]*后关机/)
+    assert.equal(await s.execute(`return document.querySelector('[data-testid="watchdog-idle-unit"]').selectedOptions[0].textContent`), '分钟')
+    await s.scrollTo('[data-testid="watchdog-card"]')
     await screenshot(s, 'zh-CN/60-watchdog-card')
 
     await s.click('[data-testid="stop-now"]')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatClock, formatMoney } from './format'
+import { formatClock, formatClockTime, formatList, formatMoney, formatMoneyTicks } from './format'
 
 describe('formatClock', () => {
   it('shows hours, minutes and seconds of a running instance', () => {
@@ -31,5 +31,35 @@ describe('formatMoney', () => {
 
   it('keeps more digits of a small rate instead of rounding it away', () => {
     expect(formatMoney('0.0042', 'USD', 'en')).toBe('$0.0042')
+  })
+})
+
+describe('formatMoneyTicks', () => {
+  it('puts every tick of a Chinese axis in 万 once the largest reaches ten thousand', () => {
+    expect(formatMoneyTicks([0, 5000, 10000, 15000], 'CNY', 'zh-CN')).toEqual(['¥0', '¥0.5万', '¥1.0万', '¥1.5万'])
+  })
+
+  it('keeps small Chinese amounts in yuan with one number of decimals for the whole axis', () => {
+    expect(formatMoneyTicks([0, 2.5, 5, 7.5], 'CNY', 'zh-CN')).toEqual(['¥0', '¥2.5', '¥5.0', '¥7.5'])
+    expect(formatMoneyTicks([0, 1000, 2000], 'CNY', 'zh-CN')).toEqual(['¥0', '¥1,000', '¥2,000'])
+  })
+
+  it('uses K in English for the same axis, never mixing scales', () => {
+    expect(formatMoneyTicks([0, 5000, 10000, 15000], 'USD', 'en')).toEqual(['$0', '$5K', '$10K', '$15K'])
+  })
+})
+
+describe('formatList', () => {
+  it('joins a list the way each language writes it', () => {
+    expect(formatList(['GPU', 'CPU', 'Disk'], 'en')).toBe('GPU, CPU, and Disk')
+    expect(formatList(['GPU', 'CPU', '磁盘'], 'zh-CN')).toBe('GPU、CPU和磁盘')
+  })
+})
+
+describe('formatClockTime', () => {
+  it('shows hours and minutes only, on a 24-hour clock', () => {
+    const at = new Date(2026, 11, 3, 22, 35, 59)
+    expect(formatClockTime(at, 'zh-CN')).toBe('22:35')
+    expect(formatClockTime(at, 'en')).toBe('22:35')
   })
 })

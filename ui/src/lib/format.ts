@@ -73,3 +73,46 @@ export function formatDuration(seconds: number): string {
   if (s >= 60) return `${Math.round(s / 60)} min`
   return `${s} s`
 }
+
+/** A clock time without seconds, `10:35`, in the user's locale (24-hour in zh-CN). */
+export function formatClockTime(at: string | Date, locale: string): string {
+  const date = typeof at === 'string' ? new Date(at) : at
+  return new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(date)
+}
+
+/** `["GPU", "CPU", "Disk"]` → `GPU, CPU, and Disk` / `GPU、CPU和磁盘`: lists built in code read natively. */
+export function formatList(items: string[], locale: string): string {
+  return new Intl.ListFormat(locale, { style: 'long', type: 'conjunction' }).format(items)
+}
+
+/**
+ * Amounts for a chart's ticks, all in one scale so no axis shows `¥5,000` beside `¥1.5万`: in
+ * Chinese whole 万 once the largest tick reaches ten thousand, in English K or M; as many
+ * decimals as it takes to show each tick exactly, the same for every tick.
+ */
+export function formatMoneyTicks(values: number[], currency: string, locale: string): string[] {
+  if (values.length === 0) return []
+  const largest = Math.max(...values.map(Math.abs))
+  const chinese = locale.toLowerCase().startsWith('zh')
+  const [divisor, suffix] = chinese
+    ? largest >= 1e8 ? [1e8, '亿'] : largest >= 1e4 ? [1e4, '万'] : [1, '']
+    : largest >= 1e7 ? [1e6, 'M'] : largest >= 1e4 ? [1e3, 'K'] : [1, '']
+  const scaled = values.map((v) => v / divisor)
+  // The fewest decimals that show every tick exactly (ticks are round numbers: 2.5, 0.5万).
+  let digits = 0
+  while (digits < 4 && scaled.some((v) => Math.abs(v * 10 ** digits - Math.round(v * 10 ** digits)) > 1e-6)) digits += 1
+  let format: Intl.NumberFormat
+  try {
+    format = new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits })
+  } catch {
+    format = new Intl.NumberFormat(locale, { minimumFractionDigits: digits, maximumFractionDigits: digits })
+  }
+  // Zero is the same in every scale: the axis's floor reads `¥0`, not `¥0.0万`.
+  const zero = format.format(0).replace(/[.,]0+(?=\D*$)/, '')
+  return scaled.map((v) => (v === 0 ? zero : `${format.format(v)}${suffix}`))
+}
+
+/** A percentage as a whole number with the language's spacing: `98 %` / `98%`. */
+export function formatPercent(value: number, locale: string): string {
+  return new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 }).format(value / 100)
+}

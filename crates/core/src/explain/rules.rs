@@ -231,23 +231,23 @@ fn arch_unsupported(scan: &Scan<'_>, context: &ExplainContext) -> Option<Finding
     let d = draft(context.lang, "torch.arch_unsupported", Severity::Error)
         .title(format!("装的 PyTorch 没有 {who_zh} 的 GPU 代码"), format!("The installed PyTorch has no GPU code for {who_en}"))
         .detail(
-            format!("每个 PyTorch 轮子只为一组 GPU 架构编译了代码{}。这张卡不在其中，所以第一次真正在 GPU 上运算就报 “no kernel image is available for execution on the device”。{}",
+            format!("每个 PyTorch wheel 包只为一组 GPU 架构编译了代码{}。这张卡不在其中，所以第一次真正在 GPU 上运算就报 “no kernel image is available for execution on the device”。{}",
                 supported.as_deref().map_or(String::new(), |s| format!("（这个装的支持：{s}）")),
-                if blackwell { "Blackwell 架构的卡（RTX 50 系列、B200）需要 CUDA 12.8 及以上编出的轮子。" } else { "" }),
+                if blackwell { "Blackwell 架构的卡（RTX 50 系列、B200）需要 CUDA 12.8 及以上编出的 wheel 包。" } else { "" }),
             format!("Each PyTorch wheel carries GPU code for a fixed set of architectures{}. This card is not among them, so the first real GPU operation fails with \"no kernel image is available for execution on the device\".{}",
                 supported.as_deref().map_or(String::new(), |s| format!(" (this one: {s})")),
                 if blackwell { " Blackwell cards (RTX 50 series, B200) need a wheel built with CUDA 12.8 or newer." } else { "" }),
         )
-        .run("卸载当前的轮子：", "Remove the current wheel:", "pip uninstall -y torch torchvision torchaudio");
+        .run("卸载当前的 wheel 包：", "Remove the current wheel:", "pip uninstall -y torch torchvision torchaudio");
     let d = match (&choice, blackwell) {
         (Some(_), _) => install_wheel_step(d, choice.as_ref()),
         (None, true) => d.run(
-            "安装 CUDA 12.8 编出的轮子（驱动需 570 及以上）：",
+            "安装 CUDA 12.8 编出的 wheel 包（驱动需 570 及以上）：",
             "Install a wheel built with CUDA 12.8 (needs driver 570 or newer):",
             "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu128",
         ),
         (None, false) => d.step(
-            "先运行 Verify（或看 nvidia-smi 的驱动版本），再按驱动和这张卡选轮子：Leasehold 的 torch-wheel 会给出命令。",
+            "先运行检测（或看 nvidia-smi 的驱动版本），再按驱动和这张卡选 wheel 包：Leasehold 的 torch-wheel 会给出命令。",
             "Run Verify (or read the driver version from nvidia-smi), then pick the wheel for the driver and this card: Leasehold's torch-wheel gives the command.",
         ),
     };
@@ -293,7 +293,7 @@ fn driver_too_old(scan: &Scan<'_>, context: &ExplainContext) -> Option<Finding> 
             format!("The driver is too old for the installed PyTorch{}", max_cuda.as_deref().map_or(String::new(), |c| format!(" (the driver supports up to CUDA {c})"))),
         )
         .detail(
-            "PyTorch 轮子自带 CUDA 运行库，但要求驱动不低于那个 CUDA 版本的最低驱动。这个轮子用的 CUDA 比驱动支持的新，所以 CUDA 初始化失败、torch.cuda.is_available() 为 False。不用动系统里的 CUDA，换一个与驱动匹配的轮子即可。",
+            "PyTorch wheel 包自带 CUDA 运行库，但要求驱动不低于那个 CUDA 版本的最低驱动。这个 wheel 包用的 CUDA 比驱动支持的新，所以 CUDA 初始化失败、torch.cuda.is_available() 为 False。不用动系统里的 CUDA，换一个与驱动匹配的 wheel 包即可。",
             "PyTorch wheels bring their own CUDA runtime but need a driver at least as new as that CUDA's minimum. This wheel's CUDA is newer than the driver supports, so CUDA fails to initialise and torch.cuda.is_available() is False. Leave the system CUDA alone: install a wheel that matches the driver.",
         )
         .run("看驱动版本和它支持的最高 CUDA：", "See the driver version and the highest CUDA it supports:", "nvidia-smi | head -n 4")
@@ -301,17 +301,17 @@ fn driver_too_old(scan: &Scan<'_>, context: &ExplainContext) -> Option<Finding> 
     let d = match (&choice, found) {
         (Some(_), _) => install_wheel_step(d, choice.as_ref()),
         (None, Some((11, _))) => d.run(
-            "驱动是 CUDA 11 系列：装 cu118 的轮子（11.x 驱动可以运行任何 11.x 的轮子）：",
+            "驱动是 CUDA 11 系列：装 cu118 的 wheel 包（11.x 驱动可以运行任何 11.x 的 wheel 包）：",
             "The driver is of the CUDA 11 family: install a cu118 wheel (an 11.x driver runs any 11.x wheel):",
             "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu118",
         ),
         (None, Some((12, _))) => d.run(
-            "驱动是 CUDA 12 系列：装 cu12x 的轮子，例如：",
+            "驱动是 CUDA 12 系列：装 cu12x 的 wheel 包，例如：",
             "The driver is of the CUDA 12 family: install a cu12x wheel, for example:",
             "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu126",
         ),
         (None, _) => d.step(
-            "按驱动版本选轮子（Verify 会算出具体命令），或用驱动更新的镜像重建实例。",
+            "按驱动版本选 wheel 包（检测会算出具体命令），或用驱动更新的镜像重建实例。",
             "Pick the wheel for the driver version (Verify works out the exact command), or re-create the instance from an image with a newer driver.",
         ),
     };
@@ -743,12 +743,12 @@ fn pip_no_torch(scan: &Scan<'_>, context: &ExplainContext) -> Option<Finding> {
         )
     } else if none {
         (
-            "pip 在当前的下载源里找不到任何适合这个 Python 的 PyTorch 轮子（from versions: none）。通常是 Python 版本太新或太旧（PyTorch 只为部分 Python 版本发布轮子）、32 位 Python，或者下载源里没有 torch。".to_owned(),
+            "pip 在当前的下载源里找不到任何适合这个 Python 的 PyTorch wheel 包（from versions: none）。通常是 Python 版本太新或太旧（PyTorch 只为部分 Python 版本发布 wheel 包）、32 位 Python，或者下载源里没有 torch。".to_owned(),
             "pip found no PyTorch wheel for this Python on the index (from versions: none). Usually the Python version is too new or too old (PyTorch publishes wheels for a range of Python versions only), a 32-bit Python, or an index that carries no torch.".to_owned(),
         )
     } else {
         (
-            format!("要的版本（{package}{spec}）没有适合这个 Python 的轮子；下载源里有的是：{versions}。老版本的 PyTorch 不支持新的 Python。"),
+            format!("要的版本（{package}{spec}）没有适合这个 Python 的 wheel 包；下载源里有的是：{versions}。老版本的 PyTorch 不支持新的 Python。"),
             format!("The version asked for ({package}{spec}) has no wheel for this Python; the index has: {versions}. Old PyTorch releases do not support newer Python versions."),
         )
     };
@@ -852,7 +852,7 @@ pub(super) fn unknown(scan: &Scan<'_>, context: &ExplainContext) -> Finding {
         .step("从下往上读：最后一行异常说明是什么错，往上找第一个属于你项目的文件和行号。", "Read from the bottom up: the last exception line says what failed; above it, find the first file and line of your own project.")
         .run("如果是 CUDA 报错，同步执行重跑，让堆栈指向真正出错的地方：", "For a CUDA error, run again synchronously so the stack points at the real place:", "CUDA_LAUNCH_BLOCKING=1 python train.py")
         .run("看内核日志有没有 GPU 或内存的记录：", "Look for GPU or memory events in the kernel log:", "dmesg -T | tail -n 50")
-        .step("在 Verify 里检查一遍这台机器：驱动、PyTorch、磁盘和显存占用都会被查到。", "Run Verify on the machine: it checks the driver, PyTorch, disks and GPU memory in one go.")
+        .step("用“检测”把这台实例查一遍：驱动、PyTorch、磁盘和显存占用都会被查到。", "Run Verify on the machine: it checks the driver, PyTorch, disks and GPU memory in one go.")
         .evidence(marker.clone().unwrap_or_default())
         .when(marker.is_none(), |d| d.evidence(last_line.unwrap_or_default()))
         .build()

@@ -187,16 +187,19 @@ fn no_devices(
 }
 
 fn mismatch(gpu: &GpuFacts, container: bool, context: &DiagnoseContext) -> Finding {
-    let library = gpu
-        .nvidia_smi
-        .nvml_library_version
-        .clone()
-        .unwrap_or_else(|| "?".to_owned());
+    // An unknown version is said in words: a "?" on screen reads as a missing text.
+    let (library_zh, library_en) = match gpu.nvidia_smi.nvml_library_version.as_deref() {
+        Some(version) => (format!("NVML {version}"), format!("NVML {version}")),
+        None => (
+            "NVML，版本未知".to_owned(),
+            "NVML, version unknown".to_owned(),
+        ),
+    };
     draft(context.lang, "driver.version_mismatch", Severity::Error)
         .title("驱动版本不一致（Driver/library version mismatch）", "Driver and library versions differ (\"Driver/library version mismatch\")")
         .detail(
-            format!("内核里运行的驱动模块和用户态库（NVML {library}）不是同一个版本。多见于驱动升级后没有重启；在容器里则是镜像自带的驱动库与宿主机驱动不一致。"),
-            format!("The driver module running in the kernel and the user-space library (NVML {library}) are different versions. This happens after a driver upgrade without a reboot; in a container, the image ships driver libraries that do not match the host's driver."),
+            format!("内核里运行的驱动模块和用户态库（{library_zh}）不是同一个版本。多见于驱动升级后没有重启；在容器里则是镜像自带的驱动库与宿主机驱动不一致。"),
+            format!("The driver module running in the kernel and the user-space library ({library_en}) are different versions. This happens after a driver upgrade without a reboot; in a container, the image ships driver libraries that do not match the host's driver."),
         )
         .run("对比两边的版本：", "Compare the two versions:", "cat /proc/driver/nvidia/version")
         .when(!container, |d| d.run("虚拟机/物理机：重启即可加载新模块：", "VM or bare metal: a reboot loads the new module:", "sudo reboot"))

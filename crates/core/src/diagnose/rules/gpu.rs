@@ -22,7 +22,10 @@ pub(super) fn check(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
 }
 
 fn label(gpu: &GpuInfo) -> String {
-    format!("GPU {} ({})", gpu.index, gpu.name.as_deref().unwrap_or("?"))
+    match gpu.name.as_deref() {
+        Some(name) => format!("GPU {} ({name})", gpu.index),
+        None => format!("GPU {}", gpu.index),
+    }
 }
 
 fn error_state(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {

@@ -28,7 +28,7 @@ fn docker(facts: &Facts, context: &DiagnoseContext) -> Option<Finding> {
             draft(lang, "docker.impossible_in_container", Severity::Info)
                 .title("这台实例本身是容器，里面跑不了 Docker", "This instance is itself a container; Docker cannot run inside it")
                 .detail(
-                    "容器实例没有运行 Docker 守护进程所需的权限，教程里的 docker run --gpus all 在这里走不通。直接用 conda/pip 装环境即可；确实需要 Docker 时，租虚拟机或物理机类型的实例。",
+                    "容器实例没有运行 Docker 守护进程所需的权限，教程里的“docker run --gpus all”在这里走不通。直接用 conda/pip 装环境即可；确实需要 Docker 时，租虚拟机或物理机类型的实例。",
                     "A container instance lacks the privileges the Docker daemon needs, so guides that use `docker run --gpus all` do not work here. Set up with conda/pip instead; if you really need Docker, rent a VM or bare-metal instance.",
                 )
                 .run("用 conda 建环境代替镜像：", "Use a conda environment instead of an image:", "conda create -n work python=3.10 -y && conda activate work")

@@ -169,8 +169,8 @@ fn cpu_build(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) -> Fi
     draft(context.lang, "torch.cpu_build", Severity::Error)
         .title("装的是 CPU 版 PyTorch", "The installed PyTorch is a CPU-only build")
         .detail(
-            format!("torch {} 不带 CUDA，所以 torch.cuda.is_available() 永远是 False，哪怕 GPU 和驱动都正常。常见原因：从默认源或镜像源直接 pip install torch，拿到了 CPU 版。", torch.version.as_deref().unwrap_or("?")),
-            format!("torch {} has no CUDA, so torch.cuda.is_available() is always False even though the GPU and driver are fine. The usual cause is a plain `pip install torch` from a default or mirror index that served the CPU build.", torch.version.as_deref().unwrap_or("?")),
+            format!("这个 torch{} 不带 CUDA，所以 torch.cuda.is_available() 永远是 False，哪怕 GPU 和驱动都正常。常见原因：从默认源或镜像源直接 pip install torch，拿到了 CPU 版。", torch.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default()),
+            format!("This torch{} has no CUDA, so torch.cuda.is_available() is always False even though the GPU and driver are fine. The usual cause is a plain `pip install torch` from a default or mirror index that served the CPU build.", torch.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default()),
         )
         .when(true, reinstall_steps)
         .run("卸载 CPU 版：", "Remove the CPU build:", "pip uninstall -y torch torchvision torchaudio")
@@ -208,27 +208,36 @@ fn driver_too_old(torch: &TorchFacts, facts: &Facts, context: &DiagnoseContext) 
     if warned.is_none() && !by_version {
         return None;
     }
-    let driver = gpu
-        .and_then(|g| g.nvidia_smi.driver_version.clone())
-        .unwrap_or_else(|| "?".to_owned());
-    let max = gpu
-        .and_then(|g| g.nvidia_smi.cuda_version.clone())
-        .unwrap_or_else(|| "?".to_owned());
+    // Unknown versions in words, per language: a "?" on screen reads as a missing text.
+    let known = |value: Option<String>, zh: &str, en: &str| match value {
+        Some(v) => (v.clone(), v),
+        None => (zh.to_owned(), en.to_owned()),
+    };
+    let (driver, driver_en) = known(
+        gpu.and_then(|g| g.nvidia_smi.driver_version.clone()),
+        "（版本未知）",
+        "(version unknown)",
+    );
+    let (max, max_en) = known(
+        gpu.and_then(|g| g.nvidia_smi.cuda_version.clone()),
+        "未知版本",
+        "an unknown version",
+    );
     let wheel = torch.cuda_build.clone().unwrap_or_default();
     Some(
         draft(context.lang, "torch.driver_too_old", Severity::Error)
-            .title(format!("驱动 {driver} 太旧，带不动 CUDA {wheel} 版 PyTorch"), format!("Driver {driver} is too old for PyTorch built with CUDA {wheel}"))
+            .title(format!("驱动 {driver} 太旧，带不动 CUDA {wheel} 版 PyTorch"), format!("Driver {driver_en} is too old for PyTorch built with CUDA {wheel}"))
             .detail(
-                format!("这个 PyTorch 轮子需要 CUDA {wheel}，而驱动最高只支持 CUDA {max}。驱动版本必须不低于轮子所需 CUDA 对应的最低驱动，否则 CUDA 初始化失败、is_available() 为 False。"),
-                format!("This PyTorch wheel needs CUDA {wheel}; the driver supports at most CUDA {max}. The driver must meet the minimum for the wheel's CUDA, or CUDA fails to initialise and is_available() is False."),
+                format!("这个 PyTorch wheel 包需要 CUDA {wheel}，而驱动最高只支持 CUDA {max}。驱动版本必须不低于 wheel 包所需 CUDA 对应的最低驱动，否则 CUDA 初始化失败、is_available() 为 False。"),
+                format!("This PyTorch wheel needs CUDA {wheel}; the driver supports at most CUDA {max_en}. The driver must meet the minimum for the wheel's CUDA, or CUDA fails to initialise and is_available() is False."),
             )
             .when(true, reinstall_steps)
             .step(
-                "两条路：换一个与驱动匹配的 PyTorch 轮子，或用驱动更新的镜像重建实例。",
+                "两条路：换一个与驱动匹配的 PyTorch wheel 包，或用驱动更新的镜像重建实例。",
                 "Two ways out: install a PyTorch wheel the driver can run, or re-create the instance from an image with a newer driver.",
             )
             .when(true, |d| install_wheel_step(d, wheel_choice(facts).as_ref()))
-            .evidence(format!("nvidia-smi: driver {driver}, CUDA Version {max}"))
+            .evidence(format!("nvidia-smi: driver {driver_en}, CUDA Version {max_en}"))
             .evidence_all(torch_evidence(torch))
             .evidence(warned.cloned().unwrap_or_default())
             .build(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LogBuffer, MAX_LINE } from './logBuffer'
+import { isProtocolLine, LogBuffer, MAX_LINE } from './logBuffer'
 
 describe('LogBuffer', () => {
   it('keeps 100 000 lines but shows only the last view of them', () => {
@@ -56,5 +56,15 @@ describe('LogBuffer', () => {
     for (let i = 0; i < 1000; i += 1) log.append(endless)
     expect(log.shown().every((line) => line.length <= MAX_LINE)).toBe(true)
     expect(log.held).toBeLessThanOrEqual(200)
+  })
+})
+
+describe('LogBuffer and the recipes’ markers', () => {
+  it('keeps ::leasehold:: protocol lines out of the view but hands them to Explain', () => {
+    const log = new LogBuffer(10)
+    log.append('::leasehold::step 1/2 Miniconda\nDownloading…\n::leasehold::fail torch.cpu_build no CUDA\nTraceback\n::leasehold::ok')
+    expect(log.shown()).toEqual(['Downloading…', 'Traceback'])
+    expect(log.tail(10)).toContain('::leasehold::fail torch.cpu_build')
+    expect(isProtocolLine('  ::leasehold::step')).toBe(false)
   })
 })

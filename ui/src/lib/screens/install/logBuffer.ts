@@ -8,8 +8,15 @@
 /** Longest line held before it is passed on in pieces. */
 export const MAX_LINE = 64 * 1024
 
+/** The recipes' progress markers (`::leasehold::step 2/5 …`): read by core, never shown. */
+export function isProtocolLine(line: string): boolean {
+  return line.startsWith('::leasehold::')
+}
+
 export class LogBuffer {
   private lines: string[] = []
+  /** The lines people read: the log without the protocol lines. */
+  private readable: string[] = []
   private partial = ''
   /** A `\r` ended the last piece: the next may start with its `\n`. */
   private pendingReturn = false
@@ -66,9 +73,11 @@ export class LogBuffer {
 
   private push(line: string): void {
     this.lines.push(line)
+    if (!isProtocolLine(line)) this.readable.push(line)
     this.seen += 1
     // Trimmed in batches, so dropping old lines costs a constant per line.
     if (this.lines.length >= this.keep * 2) this.lines = this.lines.slice(-this.keep)
+    if (this.readable.length >= this.keep * 2) this.readable = this.readable.slice(-this.keep)
   }
 
   /** Complete lines so far, including those no longer kept. */
@@ -81,13 +90,13 @@ export class LogBuffer {
     return this.lines.length
   }
 
-  /** What the page shows: the last `view` lines, and the line being written. */
+  /** What the page shows: the last `view` readable lines, and the line being written. */
   shown(): string[] {
-    const tail = this.lines.slice(-this.view)
-    return this.partial ? tail.concat([this.partial]) : tail
+    const tail = this.readable.slice(-this.view)
+    return this.partial && !isProtocolLine(this.partial) ? tail.concat([this.partial]) : tail
   }
 
-  /** The last `count` lines with the line being written, as one text. */
+  /** The last `count` lines (markers included: Explain reads the failure marker) as one text. */
   tail(count: number): string {
     return this.lines
       .slice(-count)
@@ -97,6 +106,7 @@ export class LogBuffer {
 
   clear(): void {
     this.lines = []
+    this.readable = []
     this.partial = ''
     this.pendingReturn = false
     this.seen = 0

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { GpuReading } from '../../../bindings/GpuReading'
-import { addGap, addSample, minuteAverages, POINTS, type GpuSeries } from './series'
+import { addGap, addSample, heatCells, minuteAverages, POINTS, type GpuSeries } from './series'
 
 function gpu(index: number, utilization: number): GpuReading {
   return {
@@ -61,5 +61,16 @@ describe('live GPU series', () => {
     const got = minuteAverages([row(at(60), 0, 90), row(at(60), 1, 10), row(at(0), 0, 20), row(at(0), 1, 0)])
     expect(got.utilization).toEqual([10, 50])
     expect(got.x[0]).toBeLessThan(got.x[1])
+  })
+})
+
+describe('heatCells', () => {
+  it('averages each bucket, newest samples in the last cell', () => {
+    expect(heatCells([0, 10, 20, 30, 40, 50], 3, 2)).toEqual([5, 25, 45])
+  })
+
+  it('leaves cells before the first sample and in a gap empty instead of inventing a value', () => {
+    expect(heatCells([80, 90], 3, 2)).toEqual([null, null, 85])
+    expect(heatCells([50, 50, null, null, 70, 70], 3, 2)).toEqual([50, null, 70])
   })
 })

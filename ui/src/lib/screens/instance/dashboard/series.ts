@@ -81,3 +81,21 @@ export function minuteAverages(minutes: GpuMinute[]): { x: number[]; utilization
     return entry ? Math.round((entry.total / entry.count) * 10) / 10 : 0
   }) }
 }
+
+/** From this many GPUs on, the dashboard shows one compact row per GPU instead of a chart each. */
+export const COMPACT_FROM = 4
+
+/**
+ * The last `cells` buckets of a series for a heat strip, oldest first: each the mean of its
+ * samples, `null` where the stream had nothing (a gap stays a gap). The newest samples always
+ * fill the last cell, so the strip moves with the stream.
+ */
+export function heatCells(values: (number | null)[], cells: number, perCell: number): (number | null)[] {
+  const out: (number | null)[] = []
+  for (let cell = 0; cell < cells; cell += 1) {
+    const end = values.length - (cells - 1 - cell) * perCell
+    const bucket = values.slice(Math.max(0, end - perCell), Math.max(0, end)).filter((v): v is number => v != null)
+    out.push(bucket.length === 0 ? null : Math.round(bucket.reduce((a, b) => a + b, 0) / bucket.length))
+  }
+  return out
+}

@@ -1,0 +1,120 @@
+// "Nothing internal on screen": the text a person sees on a screen (not commands in code
+// blocks, not what sits behind a closed "Details"), checked for what only a developer should
+// read — protocol lines, code-like ids (`torch.cpu_build`), message keys, unfilled placeholders —
+// and, in Chinese, for English left in the sentences and ASCII question marks standing in for
+// missing text. The rules are pure (tested in visible-text-rules.test.mjs); `screenText` reads the
+// page.
+
+/**
+ * Latin words a Chinese screen may show: product and provider names, hardware and protocol
+ * names, units. Anything else in Latin letters is English left untranslated. Compared
+ * case-sensitively, so "Stop" or "idle" in a Chinese sentence is caught.
+ */
+export const ZH_ALLOWED = new Set(
+  `Leasehold GPU GPUs CPU CUDA cuDNN SSH SFTP API URL HTTP HTTPS IP TCP PCIe NVLink NVIDIA NVML ECC Xid
+  PyTorch torch torchrun Python pip conda Miniconda venv wheel Docker Ollama vLLM TGI Hugging Face Jupyter
+  TensorBoard Git git LoRA QLoRA OOM VRAM TFLOPS FLOPS MIG SM Linux Ubuntu Windows macOS WebDriver
+  AutoDL RunPod Vast ai Lambda AWS GCP OpenAI Qwen Llama DeepSeek RTX Tesla Ada Hopper Blackwell Ampere
+  WeCom Slack ServerChan PostgreSQL SQLite KiB MiB GiB TiB kB KB MB GB TB Hz MHz GHz ms
+  W kW kWh h min s token tokens CNY USD EUR HKD JPY GBP CN HK US A H L T V P RAM SSD NVMe OS ID
+  nvidia-smi systemd cron dmesg df lsmod pid tmux screen ssh-agent known_hosts root ok
+  Webhook webhook push stash Stash commit ssh sshd ssh-add ssh-keygen setsid Container Toolkit PGPASSWORD JSON GGUF VPN Ctrl Shift Conda Google Cloud SHA freeze Server POST hf-mirror transformers peft all agent Batch Cache
+  DataLoader Killed GitHub PyPI English SFF Generation Ti Super SUPER Max-Q Laptop Ultra Pro Mini
+  True False None PM AM fp fp16 bf16 fp32 int8 int4 FP BF INT AdamW Adam SGD KV batch`
+    .split(/\s+/)
+    .filter(Boolean),
+)
+
+/** Names a fix step asks people to type or look for, written as they are in code. */
+export const CODE_WORDS = new Set(['num_workers', 'known_hosts', 'authorized_keys'])
+
+/** Chinese text an English screen may show: the product's own name and language names. */
+export const EN_ALLOWED_CJK = ['算力租用管家', '简体中文', '并行计算云', '企业微信', '飞书', '钉钉', '酱', '恒源云', '酷虎云', '并行科技', '阿里云', '腾讯云', '华为云']
+
+const FILE_EXTENSIONS = /\.(py|sh|txt|json|jsonl|yaml|yml|toml|log|gz|tgz|tar|zip|csv|md|ipynb|pt|pth|bin|safetensors|gguf|ckpt|whl|deb|so|pub|conf|cfg|ini|sqlite3|db|lock)$/i
+const DOMAINS = /\.(com|cn|org|net|io|ai|dev|edu|cloud|co|app|sh)$/i
+
+/** Offending snippets in `text`, each as `kind: snippet`. */
+export function offenders(text, language) {
+  const found = []
+  const add = (kind, snippet) => found.push(`${kind}: ${snippet}`)
+
+  if (text.includes('::leasehold::')) add('protocol line', '::leasehold::')
+  for (const m of text.matchAll(/\{[A-Za-z_]\w*(?:, ?(?:plural|select|number)[^}]*)?\}/g)) add('unfilled placeholder', m[0])
+
+  // Dotted words: an id such as torch.cpu_build or per_gpu.failed, or a message key such as
+  // monitor.status.live; file names and web addresses are fine.
+  for (const m of text.matchAll(/[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+/g)) {
+    const token = m[0]
+    // A function people type (torch.cuda.is_available()) is quoted on purpose.
+    if (text[m.index + token.length] === '(') continue
+    if (FILE_EXTENSIONS.test(token) || DOMAINS.test(token) || /^[\d.]+$/.test(token)) continue
+    if (/^v?\d/.test(token) || /\d\.\d/.test(token)) continue // versions, sizes: 12.4, Qwen2.5
+    const lowerParts = token.split('.').every((part) => /^[a-z][a-z0-9_]*$/.test(part))
+    if (lowerParts && (token.includes('_') || token.split('.').length >= 3)) add('code-like token', token)
+  }
+  // snake_case words outside dotted ids (a raw enum value such as no_gpu or power_off_failed);
+  // a keyword argument people type (low_cpu_mem_usage=True) and the names in CODE_WORDS are code.
+  for (const m of text.matchAll(/(?<![\w./~-])[a-z]+(?:_[a-z0-9]+)+(?![\w./-])/g)) {
+    if (text[m.index + m[0].length] === '=' || CODE_WORDS.has(m[0]) || ZH_ALLOWED.has(m[0])) continue
+    add('code-like token', m[0])
+  }
+  // The watchdog's raw status: gpu=unreadable, cpu=first.
+  for (const m of text.matchAll(/\b[a-z]+=(?:unreadable|first|\d+%?)/g)) add('raw status', m[0])
+
+  if (language === 'zh-CN') {
+    // What a program printed, quoted in a Chinese sentence (“no kernel image …”), stays verbatim.
+    const unquoted = text.replace(/“[^”]*”/g, '“”')
+    for (const m of unquoted.matchAll(/(?<![A-Za-z0-9])\?(?![A-Za-z0-9=])/g)) {
+      add('ASCII question mark', unquoted.slice(Math.max(0, m.index - 12), m.index + 2).replace(/\s+/g, ' '))
+    }
+    for (const m of unquoted.matchAll(/[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]/g)) {
+      const word = m[0]
+      const before = unquoted[m.index - 1] ?? ''
+      const after = unquoted[m.index + word.length] ?? ''
+      // Part of a name with digits or symbols (A100, fp16, Qwen2.5, RTX-4090, ~/.ssh) is a name.
+      if (/[\w./~@:-]/.test(before) || /[\w/@:]/.test(after)) continue
+      if (word.length === 1 || ZH_ALLOWED.has(word)) continue
+      if (word.split(/[-’']/).every((part) => ZH_ALLOWED.has(part))) continue
+      add('English in Chinese', word)
+    }
+  } else {
+    const cjk = text.replace(new RegExp(EN_ALLOWED_CJK.join('|'), 'g'), '')
+    for (const m of cjk.matchAll(/[\u3400-\u9fff]+/g)) add('Chinese in English', m[0])
+  }
+  return [...new Set(found)]
+}
+
+/**
+ * The text a person can see on the page now, line by line: text nodes with a box on screen,
+ * leaving out commands and logs (code, pre, the terminal, inputs) — those are meant verbatim —
+ * plus the chosen option of every select (its text is on screen too).
+ */
+export function screenText(session) {
+  return session.execute(`
+    const skip = 'code, pre, kbd, samp, textarea, script, style, .xterm, [data-verbatim]'
+    const parts = []
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const element = node.parentElement
+      if (!element || element.closest(skip) || element.closest('select')) continue
+      if (node.textContent.trim() === '' || element.getClientRects().length === 0) continue
+      // Behind a closed "Details": only its summary line shows.
+      let hidden = false
+      for (let closed = element.closest('details:not([open])'); closed; closed = closed.parentElement?.closest('details:not([open])')) {
+        const summary = element.closest('summary')
+        if (!summary || summary.parentElement !== closed) hidden = true
+      }
+      if (hidden) continue
+      const style = getComputedStyle(element)
+      if (style.visibility === 'hidden' || style.display === 'none') continue
+      parts.push(node.textContent.trim())
+    }
+    for (const select of document.querySelectorAll('select')) {
+      if (select.getClientRects().length === 0 || select.closest(skip)) continue
+      const option = select.selectedOptions[0]
+      if (option) parts.push(option.textContent.trim())
+    }
+    return parts.join('\\n')
+  `)
+}
