@@ -76,14 +76,16 @@ if "$WINE" reg query "$uninstall_key" >/dev/null 2>&1; then
 fi
 echo "installer: installs per user, Start-menu entry, uninstall entry, uninstalls cleanly"
 
-# One wineserver for the whole run (each leasehold.exe would otherwise start and stop its own).
+# One wineserver for the whole run (each leasehold.exe would otherwise start and stop its own);
+# the tests take turns in it (two at once once left one waiting for minutes).
 "${WINE%/*}/wineserver" -p
 trap '"${WINE%/*}/wineserver" -k 2>/dev/null || true' EXIT
 
 export LEASEHOLD_WINE=$WINE LEASEHOLD_WINDOWS_EXE=$PWD/$WIN_OUT/leasehold.exe
 if command -v cargo-nextest >/dev/null; then
   # --workspace, like rust-test: the same feature set, so nothing is compiled a second time.
-  cargo nextest run --workspace --test windows_wine --run-ignored ignored-only --no-fail-fast
+  cargo nextest run --workspace --test windows_wine --run-ignored ignored-only --no-fail-fast \
+    --test-threads 1
 else
-  cargo test --workspace --test windows_wine -- --ignored
+  cargo test --workspace --test windows_wine -- --ignored --test-threads 1
 fi

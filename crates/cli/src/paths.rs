@@ -33,7 +33,7 @@ pub fn run(db: &Path, json: bool) -> ExitCode {
         known_hosts: KnownHosts::app_default()
             .consulted()
             .iter()
-            .map(|path| text(path))
+            .map(|path| path.display().to_string())
             .collect(),
     };
     if json {

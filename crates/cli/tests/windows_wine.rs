@@ -49,7 +49,7 @@ fn win_path(path: &Path) -> String {
     format!("Z:{}", path.display()).replace('/', "\\")
 }
 
-fn run(mut command: Command, stdin: Option<&[u8]>) -> Output {
+fn run(command: &mut Command, stdin: Option<&[u8]>) -> Output {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -110,8 +110,8 @@ impl Case {
         on_linux.args(self.args_for(|p| p.display().to_string()));
         let mut on_windows = windows();
         on_windows.args(self.args_for(win_path));
-        let linux = run(on_linux, self.stdin.as_deref());
-        let mut windows = run(on_windows, self.stdin.as_deref());
+        let linux = run(&mut on_linux, self.stdin.as_deref());
+        let mut windows = run(&mut on_windows, self.stdin.as_deref());
         if let Some(file) = &self.file {
             let as_windows = serde_json::to_string(&win_path(file)).expect("json");
             let as_linux = serde_json::to_string(&file.display().to_string()).expect("json");
@@ -277,7 +277,7 @@ fn saved_outputs_and_pasted_errors_read_as_on_linux() {
 #[ignore = "needs the Windows build and Wine: make windows-test"]
 fn a_pasted_ssh_command_with_crlf_reads_like_the_plain_one() {
     let plain = run(
-        {
+        &mut {
             let mut c = windows();
             c.args([
                 "ssh-parse",
@@ -289,7 +289,7 @@ fn a_pasted_ssh_command_with_crlf_reads_like_the_plain_one() {
         None,
     );
     let pasted = run(
-        {
+        &mut {
             let mut c = windows();
             c.args([
                 "ssh-parse",
@@ -343,7 +343,7 @@ fn a_rental_recorded_on_windows_costs_what_it_costs_on_linux() {
         on_linux.arg("--db").arg(&linux_db).args(args);
         let mut on_windows = windows();
         on_windows.arg("--db").arg(win_path(&windows_db)).args(args);
-        let (on_linux, on_windows) = (run(on_linux, None), run(on_windows, None));
+        let (on_linux, on_windows) = (run(&mut on_linux, None), run(&mut on_windows, None));
         assert!(
             on_linux.status.success(),
             "{args:?}: {}",
@@ -368,6 +368,11 @@ fn a_rental_recorded_on_windows_costs_what_it_costs_on_linux() {
     // The same kind of database file on both: a copy made on Windows opens on Linux.
     let copied = home.path().join("from-windows.sqlite3");
     std::fs::copy(&windows_db, &copied).expect("copy the Windows database");
+    // Its write-ahead log too: the last writer may leave it unmerged, as on Linux.
+    let wal = windows_db.with_extension("sqlite3-wal");
+    if wal.exists() {
+        std::fs::copy(&wal, copied.with_extension("sqlite3-wal")).expect("copy its log");
+    }
     let mut reopened = linux(home.path());
     reopened.arg("--db").arg(&copied).args([
         "cost",
@@ -376,7 +381,7 @@ fn a_rental_recorded_on_windows_costs_what_it_costs_on_linux() {
         "2025-03-02T00:00:00Z",
         "--json",
     ]);
-    let reopened = run(reopened, None);
+    let reopened = run(&mut reopened, None);
     assert!(reopened.status.success(), "{}", text(&reopened.stderr));
     assert_eq!(
         serde_json::from_slice::<Value>(&reopened.stdout).expect("JSON"),
@@ -392,7 +397,7 @@ fn windows_variable(name: &str) -> String {
         .env("WINEPREFIX", env_path("WINEPREFIX"))
         .env("WINEDEBUG", "-all")
         .env("WINEDLLOVERRIDES", "mscoree,mshtml=");
-    let value = text(&run(command, None).stdout).trim().to_owned();
+    let value = text(&run(&mut command, None).stdout).trim().to_owned();
     assert!(
         !value.is_empty() && !value.contains('%'),
         "cmd expanded %{name}%: {value:?}"
@@ -410,7 +415,7 @@ fn windows_folders() -> (String, String) {
 fn files_live_in_appdata_and_openssh_files_in_the_profile() {
     let (appdata, profile) = windows_folders();
     let out = run(
-        {
+        &mut {
             let mut c = windows();
             c.args(["paths", "--json"]);
             c
@@ -488,7 +493,7 @@ fn exec_on_windows_runs_on_the_instance_with_its_exit_code_and_crlf_removed() {
         "--",
         "echo err >&2\r\nprintf 'out:%s\\n' \"$(whoami)\"\r\nexit 7\r\n",
     ]);
-    let out = run(command, None);
+    let out = run(&mut command, None);
     assert_eq!(
         out.status.code(),
         Some(7),
@@ -507,7 +512,7 @@ fn exec_on_windows_refuses_a_changed_host_key_and_runs_nothing() {
     let marker = instance.host.remote_dir().join("ran");
     let mut command = instance.windows("exec");
     command.arg("--").arg(format!("touch {}", marker.display()));
-    let out = run(command, None);
+    let out = run(&mut command, None);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(255), "{stderr}");
     assert!(stderr.contains("ssh.host_key_changed"), "{stderr}");
@@ -528,7 +533,7 @@ fn copy_on_windows_uploads_and_downloads_into_a_path_longer_than_260() {
         .arg(win_path(&local))
         .arg(format!(":{}", remote_dir.display()))
         .arg("--json");
-    let out = run(upload, None);
+    let out = run(&mut upload, None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert_eq!(report["bytes"], content.len(), "{report}");
@@ -548,7 +553,7 @@ fn copy_on_windows_uploads_and_downloads_into_a_path_longer_than_260() {
         .arg(format!(":{}", remote_dir.join("weights.bin").display()))
         .arg(win_path(&deep))
         .arg("--json");
-    let out = run(download, None);
+    let out = run(&mut download, None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         std::fs::read(deep.join("weights.bin")).expect("downloaded into the deep folder"),
@@ -573,7 +578,7 @@ fn copy_on_windows_refuses_a_name_windows_reserves_and_writes_nothing() {
         download
             .arg(format!(":{}", remote.join(name).display()))
             .arg(win_path(&into));
-        let out = run(download, None);
+        let out = run(&mut download, None);
         let stderr = text(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{name}: {stderr}");
         assert!(
@@ -608,7 +613,7 @@ fn the_team_password_is_kept_in_the_windows_credential_manager() {
         ])
         .env("LAB_PW", leasehold_testkit::postgres::PG_PASSWORD)
         .env_remove("PGPASSWORD");
-    let out = run(connect, None);
+    let out = run(&mut connect, None);
     let said = text(&out.stdout) + &text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(
@@ -620,7 +625,7 @@ fn the_team_password_is_kept_in_the_windows_credential_manager() {
     sync.args(["--db", &db, "team", "sync", "--json"])
         .env_remove("PGPASSWORD")
         .env_remove("LAB_PW");
-    let out = run(sync, None);
+    let out = run(&mut sync, None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(report["pushed"], 0, "{report}");

@@ -89,7 +89,7 @@ fn check_for(name: &str, windows: bool) -> Result<(), UnsafeName> {
             .or_else(|| stem.strip_prefix("LPT"))
             .is_some_and(|n| {
                 // Windows counts the superscript digits as port numbers too.
-                n.len() == 1 && n.as_bytes()[0].is_ascii_digit() || matches!(n, "¹" | "²" | "³")
+                (n.len() == 1 && n.as_bytes()[0].is_ascii_digit()) || matches!(n, "¹" | "²" | "³")
             });
         if device {
             return Err(UnsafeName::WindowsReserved);
