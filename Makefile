@@ -19,7 +19,8 @@ APP_BIN := target/debug/leasehold-app
 CLI_BIN := target/debug/leasehold
 
 .PHONY: help check unit-test makefile-check run test deps apt-deps ui-deps tools ui build fmt-check clippy core-is-tauri-free \
-	bindings bindings-check rust-test ui-test e2e bench bundle fuzz clean
+	bindings bindings-check rust-test ui-test e2e bench bundle fuzz clean \
+	windows windows-deps windows-test windows-installer
 
 ## run: install what is missing, build, open the app
 run: deps build
@@ -144,6 +145,35 @@ bundle: deps ui
 ## fuzz: bounded fuzzing of the parsers
 fuzz:
 	bash tests/fuzz/run.sh
+
+# Windows is cross-built here with Debian's MinGW-w64 (linker, windres) and tested under Wine.
+# The GNU target needs no Microsoft SDK; cargo keeps its output in target/$(WIN_TARGET).
+WIN_TARGET := x86_64-pc-windows-gnu
+WIN_APT_PACKAGES := gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64 \
+	mingw-w64-x86-64-dev wine64 nsis zip
+WIN_PROFILE ?= debug
+WIN_OUT := target/$(WIN_TARGET)/$(WIN_PROFILE)
+
+## windows-deps: install MinGW-w64, Wine, NSIS and the Rust Windows target when missing
+windows-deps:
+	@$(MAKE) --no-print-directory apt-deps APT_PACKAGES="$(WIN_APT_PACKAGES)"
+	@rustup target list --installed | grep -qx $(WIN_TARGET) || rustup target add $(WIN_TARGET)
+
+## windows: cross-build leasehold.exe and leasehold-app.exe for Windows (x86_64-pc-windows-gnu)
+windows: windows-deps ui
+	cargo build --target $(WIN_TARGET) -p leasehold-cli -p leasehold-app $(if $(filter release,$(WIN_PROFILE)),--release)
+	@# The GNU build loads WebView2Loader.dll at run time (MSVC links it statically): it ships
+	@# beside the app, as Tauri's bundler does; webview2-com-sys carries Microsoft's copy.
+	cp "$$(ls -t target/$(WIN_TARGET)/$(WIN_PROFILE)/build/webview2-com-sys-*/out/x64/WebView2Loader.dll | head -1)" $(WIN_OUT)/
+	@ls -l $(WIN_OUT)/leasehold.exe $(WIN_OUT)/leasehold-app.exe $(WIN_OUT)/WebView2Loader.dll
+
+## windows-test: the Windows CLI under Wine, compared with the Linux build on the same inputs
+windows-test: windows build
+	bash tests/windows/run.sh
+
+## windows-installer: the per-user NSIS installer and a portable .zip for Windows
+windows-installer: windows
+	WIN_PROFILE=$(WIN_PROFILE) bash packaging/windows/build.sh
 
 ## clean: remove cargo build output and ui/dist
 clean:

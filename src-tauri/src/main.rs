@@ -1,5 +1,6 @@
-// Hides the extra console window on Windows release builds.
-#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+// A windowed program on Windows in every profile, so no console window opens behind the app
+// (the installer may package a debug build; diagnostics go to the log file, not a console).
+#![windows_subsystem = "windows"]
 
 fn main() {
     leasehold_app::run();

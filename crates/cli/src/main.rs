@@ -31,6 +31,7 @@ mod ledger;
 mod monitor;
 mod output;
 mod parse;
+mod paths;
 mod release;
 mod remind;
 mod rent_vs_buy;
@@ -70,8 +71,11 @@ impl Cli {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Print where Leasehold keeps its data.
-    Paths,
+    /// Print where Leasehold keeps its data and which OpenSSH files it reads.
+    Paths {
+        #[arg(long)]
+        json: bool,
+    },
     /// Read a saved tool output (e.g. `parse nvidia-smi FILE --json`).
     #[command(subcommand)]
     Parse(parse::ParseCommand),
@@ -193,11 +197,7 @@ fn main() -> ExitCode {
         }
     };
     match &cli.command {
-        Command::Paths => {
-            say!("db: {}", cli.db_path().display());
-            say!("logs: {}", leasehold_core::paths::log_dir().display());
-            ExitCode::SUCCESS
-        }
+        Command::Paths { json } => paths::run(&cli.db_path(), *json),
         Command::Parse(command) => parse::run(command),
         Command::Verify(args) => verify::run(&cli.db_path(), args),
         Command::Explain(args) => explain::run(&cli.db_path(), args),

@@ -124,7 +124,7 @@ pub fn exec(args: &SshArgs, command: &[String], timeout: Option<u64>) -> ExitCod
             Err(code) => return code,
         };
         // Like ssh: the words are joined with spaces and the remote shell interprets them.
-        let script = command.join(" ");
+        let script = leasehold_core::shell::unix_newlines(&command.join(" ")).into_owned();
         let spec = CommandSpec::new(script)
             .timeout(Duration::from_secs(timeout.unwrap_or(10 * 365 * 24 * 3600)));
         let stdin: Option<Box<dyn tokio::io::AsyncRead + Send + Unpin>> =

@@ -25,6 +25,17 @@ fn quote_clean(value: &str) -> Cow<'_, str> {
     shlex::try_quote(value).unwrap_or(Cow::Borrowed("''"))
 }
 
+/// Text pasted on Windows ends its lines with CRLF (and old Mac text with a lone CR); a remote
+/// bash reads the CR as part of the word (`$'\r': command not found`, a host named `gpu\r`).
+/// Every pasted command or script becomes LF-only before it is parsed or sent.
+pub fn unix_newlines(text: &str) -> Cow<'_, str> {
+    if text.contains('\r') {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// Join a program and its arguments into one shell command line, quoting each word.
 pub fn join<I, S>(words: I) -> String
 where
@@ -41,6 +52,19 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pasted_windows_line_ends_become_unix_ones() {
+        assert_eq!(
+            unix_newlines("nvidia-smi\r\nls -l\r\n"),
+            "nvidia-smi\nls -l\n"
+        );
+        assert_eq!(unix_newlines("a\rb"), "a\nb", "a lone CR ends a line too");
+        assert!(
+            matches!(unix_newlines("plain\nunix"), Cow::Borrowed(_)),
+            "LF-only text is passed through untouched"
+        );
+    }
 
     fn sh_echo(word: &str) -> String {
         let out = std::process::Command::new("sh")

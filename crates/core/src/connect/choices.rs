@@ -58,7 +58,7 @@ pub fn login_choices() -> LoginChoices {
             });
         }
     };
-    if let Some(ssh_dir) = directories::BaseDirs::new().map(|d| d.home_dir().join(".ssh")) {
+    if let Some(ssh_dir) = crate::ssh::user_ssh_dir() {
         for path in private_keys_in(&ssh_dir) {
             offer(&path, false);
         }

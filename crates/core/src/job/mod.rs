@@ -196,7 +196,7 @@ const QUICK: Duration = Duration::from_secs(30);
 /// Recipes do not use it: they find what they need themselves and must not depend on what a
 /// `.bashrc` happens to activate.
 pub fn user_command_script(words: &[String]) -> String {
-    script::in_shell_environment(&words.join(" "))
+    script::in_shell_environment(&crate::shell::unix_newlines(&words.join(" ")))
 }
 
 /// Start `script` as job `id`. Returns once the wrapper runs (its pid recorded), not when the

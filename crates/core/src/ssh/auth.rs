@@ -54,7 +54,8 @@ pub enum AgentChoice {
     /// Do not use an agent.
     #[default]
     None,
-    /// The agent named by `SSH_AUTH_SOCK`, when set.
+    /// The agent named by `SSH_AUTH_SOCK`, when set; on Windows also the Windows OpenSSH agent's
+    /// named pipe and then Pageant (see [`windows_agents`]).
     FromEnvironment,
     /// An agent socket at this path.
     Socket(PathBuf),
@@ -74,10 +75,10 @@ impl Credentials {
     pub fn like_openssh(identity_files: &[PathBuf], password: Option<Secret>) -> Self {
         let mut paths: Vec<PathBuf> = identity_files.to_vec();
         if paths.is_empty() {
-            if let Some(home) = super::destination::home_dir() {
+            if let Some(ssh_dir) = super::destination::user_ssh_dir() {
                 paths = ["id_ed25519", "id_ecdsa", "id_rsa"]
                     .iter()
-                    .map(|name| home.join(".ssh").join(name))
+                    .map(|name| ssh_dir.join(name))
                     .filter(|path| path.is_file())
                     .collect();
             }
@@ -240,6 +241,32 @@ pub(crate) async fn authenticate<H: Handler>(
     })
 }
 
+/// The Windows OpenSSH agent service's pipe (`ssh-agent` in Services, which `ssh-add` feeds).
+pub const WINDOWS_OPENSSH_AGENT_PIPE: &str = r"\\.\pipe\openssh-ssh-agent";
+
+/// An agent a Windows laptop may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(windows), allow(dead_code))]
+enum WindowsAgent {
+    Pipe(std::ffi::OsString),
+    Pageant,
+}
+
+/// The agents to try on Windows, in order: the pipe `SSH_AUTH_SOCK` names (set by users who
+/// run another agent), the Windows OpenSSH agent, then Pageant (PuTTY's, which many Windows
+/// users keep their keys in). Each one that does not answer is skipped.
+#[cfg_attr(not(windows), allow(dead_code))]
+fn windows_agents(auth_sock: Option<std::ffi::OsString>) -> Vec<WindowsAgent> {
+    let mut agents: Vec<WindowsAgent> = auth_sock
+        .filter(|sock| !sock.is_empty() && sock != WINDOWS_OPENSSH_AGENT_PIPE)
+        .map(WindowsAgent::Pipe)
+        .into_iter()
+        .collect();
+    agents.push(WindowsAgent::Pipe(WINDOWS_OPENSSH_AGENT_PIPE.into()));
+    agents.push(WindowsAgent::Pageant);
+    agents
+}
+
 type DynAgent = AgentClient<Box<dyn russh::keys::agent::client::AgentStream + Send + Unpin>>;
 
 async fn connect_agent(choice: &AgentChoice) -> Result<Option<DynAgent>, SshError> {
@@ -266,10 +293,21 @@ async fn connect_agent(choice: &AgentChoice) -> Result<Option<DynAgent>, SshErro
             }
             #[cfg(windows)]
             {
-                match AgentClient::connect_pageant().await {
-                    Ok(agent) => Ok(Some(agent.dynamic())),
-                    Err(_) => Ok(None),
+                for agent in windows_agents(std::env::var_os("SSH_AUTH_SOCK")) {
+                    let connected = match &agent {
+                        WindowsAgent::Pipe(pipe) => AgentClient::connect_named_pipe(pipe)
+                            .await
+                            .map(AgentClient::dynamic),
+                        WindowsAgent::Pageant => AgentClient::connect_pageant()
+                            .await
+                            .map(AgentClient::dynamic),
+                    };
+                    match connected {
+                        Ok(client) => return Ok(Some(client)),
+                        Err(err) => tracing::debug!(%err, ?agent, "agent unavailable"),
+                    }
                 }
+                Ok(None)
             }
         }
         AgentChoice::Socket(path) => {
@@ -305,6 +343,30 @@ mod tests {
             !format!("{creds:?}").contains("hunter2"),
             "Debug must redact passwords"
         );
+    }
+
+    #[test]
+    fn windows_tries_the_named_agent_then_openssh_then_pageant() {
+        let openssh = WindowsAgent::Pipe(WINDOWS_OPENSSH_AGENT_PIPE.into());
+        assert_eq!(
+            windows_agents(Some(r"\\.\pipe\my-agent".into())),
+            vec![
+                WindowsAgent::Pipe(r"\\.\pipe\my-agent".into()),
+                openssh.clone(),
+                WindowsAgent::Pageant
+            ]
+        );
+        for unset in [
+            None,
+            Some("".into()),
+            Some(WINDOWS_OPENSSH_AGENT_PIPE.into()),
+        ] {
+            assert_eq!(
+                windows_agents(unset.clone()),
+                vec![openssh.clone(), WindowsAgent::Pageant],
+                "{unset:?}: each agent is asked once"
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::safe_name::local_child;
 use super::sftp::{remote_join, remote_path, ProgressSink, TransferOptions, TransferReport};
 use super::target::SshTarget;
 use super::SshError;
@@ -62,7 +63,12 @@ impl SshTarget {
                 let local = if local.is_dir() {
                     let name = base_name(&remote)
                         .ok_or_else(|| bad_copy("the remote source has no file name"))?;
-                    local.join(name)
+                    // `aux.txt` or `a:b` would open a device or a data stream on Windows.
+                    local_child(local, name).map_err(|reason| SshError::UnsafeRemoteName {
+                        folder: local.display().to_string(),
+                        name: name.to_owned(),
+                        reason,
+                    })?
                 } else {
                     local.clone()
                 };

@@ -109,12 +109,23 @@ impl Destination {
     }
 }
 
+/// The user's OpenSSH folder: `~/.ssh`, which on Windows is `%USERPROFILE%\.ssh` (where the
+/// Windows OpenSSH client keeps its config, known_hosts and keys too).
+pub fn user_ssh_dir() -> Option<PathBuf> {
+    home_dir().map(|home| home.join(".ssh"))
+}
+
+/// The user's `~/.ssh/config`, whether or not it exists.
+pub fn user_config_path() -> Option<PathBuf> {
+    user_ssh_dir().map(|dir| dir.join("config"))
+}
+
 /// The user's `~/.ssh/config`, or `None` when there is none.
 pub fn load_user_config() -> Result<Option<SshConfig>, SshError> {
-    let Some(home) = home_dir() else {
+    let Some(path) = user_config_path() else {
         return Ok(None);
     };
-    load_config_file(&home.join(".ssh").join("config"))
+    load_config_file(&path)
 }
 
 /// Parse one OpenSSH client config file; unknown keywords are tolerated as OpenSSH does with
@@ -181,16 +192,34 @@ pub fn config_hosts(config: &SshConfig) -> Vec<ConfigHost> {
     hosts
 }
 
+/// The user's home: `$HOME`, or `%USERPROFILE%` (the profile folder) on Windows.
 pub(crate) fn home_dir() -> Option<PathBuf> {
     directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf())
 }
 
-/// `~/x` → `$HOME/x`; other paths unchanged.
+/// `~/x` → `$HOME/x` (and `~\x` on Windows, as people type it there); other paths unchanged.
 pub fn expand_tilde(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), home_dir()) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ if path == "~" => home_dir().unwrap_or_else(|| PathBuf::from(path)),
-        _ => PathBuf::from(path),
+    expand_tilde_with(path, home_dir().as_deref(), cfg!(windows))
+}
+
+/// [`expand_tilde`] with the home and the platform given, so both rules are tested anywhere.
+fn expand_tilde_with(path: &str, home: Option<&Path>, windows: bool) -> PathBuf {
+    let Some(home) = home else {
+        return PathBuf::from(path);
+    };
+    if path == "~" {
+        return home.to_owned();
+    }
+    let rest = path
+        .strip_prefix("~/")
+        .or_else(|| path.strip_prefix("~\\").filter(|_| windows));
+    match rest {
+        // Joined part by part, so a Windows path gets `\` throughout, not `C:\Users\me\.ssh/id`.
+        Some(rest) => rest
+            .split(|c| c == '/' || (windows && c == '\\'))
+            .filter(|part| !part.is_empty())
+            .fold(home.to_owned(), |path, part| path.join(part)),
+        None => PathBuf::from(path),
     }
 }
 
@@ -215,6 +244,45 @@ mod tests {
                 ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS,
             )
             .expect("test config parses")
+    }
+
+    #[test]
+    fn a_tilde_path_lands_in_the_home_folder_part_by_part() {
+        let home = Path::new("/home/me");
+        for (path, windows) in [
+            ("~/.ssh/id_ed25519", false),
+            ("~/.ssh/id_ed25519", true),
+            ("~\\.ssh\\id_ed25519", true),
+            ("~/.ssh\\id_ed25519", true),
+        ] {
+            assert_eq!(
+                expand_tilde_with(path, Some(home), windows),
+                home.join(".ssh").join("id_ed25519"),
+                "{path:?} (windows: {windows})"
+            );
+        }
+        assert_eq!(expand_tilde_with("~", Some(home), false), home);
+    }
+
+    #[test]
+    fn paths_without_a_leading_tilde_are_left_alone() {
+        let home = Some(Path::new("/home/me"));
+        for path in ["/etc/key", "key", "C:\\keys\\id", "~other/key", "a/~/b"] {
+            assert_eq!(
+                expand_tilde_with(path, home, true),
+                PathBuf::from(path),
+                "{path:?}"
+            );
+        }
+        assert_eq!(
+            expand_tilde_with("~\\id", home, false),
+            PathBuf::from("~\\id"),
+            "a backslash is an ordinary character in a Linux file name"
+        );
+        assert_eq!(
+            expand_tilde_with("~/id", None, false),
+            PathBuf::from("~/id")
+        );
     }
 
     const CONFIG: &str = "\

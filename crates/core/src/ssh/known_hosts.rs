@@ -68,8 +68,8 @@ impl KnownHosts {
     pub fn app_default() -> Self {
         let app = crate::paths::data_dir().join("known_hosts");
         let mut consulted = vec![app.clone()];
-        if let Some(home) = super::destination::home_dir() {
-            consulted.push(home.join(".ssh").join("known_hosts"));
+        if let Some(ssh_dir) = super::destination::user_ssh_dir() {
+            consulted.push(ssh_dir.join("known_hosts"));
         }
         Self {
             consulted,
@@ -84,6 +84,11 @@ impl KnownHosts {
             consulted: vec![path.clone()],
             learn_into: path,
         }
+    }
+
+    /// Every file read, in order.
+    pub fn consulted(&self) -> &[PathBuf] {
+        &self.consulted
     }
 
     pub fn learn_into(&self) -> &Path {

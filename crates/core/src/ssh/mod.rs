@@ -40,7 +40,8 @@ pub use auth::{load_private_key, AgentChoice, Credentials, KeyFile, Secret};
 pub use connect::ConnectOptions;
 pub use copy::CopyPath;
 pub use destination::{
-    config_hosts, expand_tilde, load_config_file, load_user_config, ConfigHost, Destination,
+    config_hosts, expand_tilde, load_config_file, load_user_config, user_config_path, user_ssh_dir,
+    ConfigHost, Destination,
 };
 pub use error::{KnownKey, SshError};
 pub use exec::{remote_command_line, ExitReport};

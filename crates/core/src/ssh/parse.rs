@@ -111,6 +111,9 @@ fn bad(part: impl Into<String>, problem: impl Into<String>) -> SshError {
 pub fn parse_ssh_command(input: &str) -> Result<SshCommand, SshError> {
     // Errors name the offending option or word, never the whole input: a pasted line can carry
     // a password (`… root@h MyPassw0rd`), and errors reach logs.
+    // A command pasted over several lines: Windows ends them with CRLF, and a `\` before the
+    // line end continues it (shlex would leave an empty word there, read as an empty host).
+    let input = crate::shell::unix_newlines(input).replace("\\\n", " ");
     let words = shlex::split(input.trim())
         .ok_or_else(|| bad("", "unbalanced quotes; paste the command exactly as given"))?;
     let mut rest = words.as_slice();
@@ -401,6 +404,21 @@ mod tests {
                 ignored: vec![],
             }
         );
+    }
+
+    #[test]
+    fn a_command_pasted_with_windows_line_ends_reads_the_same() {
+        for pasted in [
+            "ssh -p 12345 root@region-1.autodl.com\r\n",
+            "ssh -p 12345 \\\r\n  root@region-1.autodl.com\r\n",
+        ] {
+            let s = summary(pasted);
+            assert_eq!(
+                (s.host.as_str(), s.port, s.user.as_deref()),
+                ("region-1.autodl.com", 12345, Some("root")),
+                "{pasted:?}: no CR may end up in the host"
+            );
+        }
     }
 
     #[test]

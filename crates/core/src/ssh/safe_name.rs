@@ -25,6 +25,8 @@ pub enum UnsafeName {
     Colon,
     #[error("the name is reserved on Windows (a device name, or it ends in a dot or a space)")]
     WindowsReserved,
+    #[error("the name contains a character Windows does not allow in file names (< > \" | ? * or a control character)")]
+    WindowsForbiddenChar,
 }
 
 /// Check that `name`, as sent by the instance, is one plain path component on this computer.
@@ -67,6 +69,12 @@ fn check_for(name: &str, windows: bool) -> Result<(), UnsafeName> {
         if name.ends_with(['.', ' ']) {
             return Err(UnsafeName::WindowsReserved);
         }
+        if name
+            .chars()
+            .any(|c| matches!(c, '<' | '>' | '"' | '|' | '?' | '*') || c.is_ascii_control())
+        {
+            return Err(UnsafeName::WindowsForbiddenChar);
+        }
         let stem = name
             .split('.')
             .next()
@@ -76,9 +84,13 @@ fn check_for(name: &str, windows: bool) -> Result<(), UnsafeName> {
         let device = matches!(
             stem.as_str(),
             "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
-        ) || ((stem.starts_with("COM") || stem.starts_with("LPT"))
-            && stem.len() == 4
-            && stem.as_bytes()[3].is_ascii_digit());
+        ) || stem
+            .strip_prefix("COM")
+            .or_else(|| stem.strip_prefix("LPT"))
+            .is_some_and(|n| {
+                // Windows counts the superscript digits as port numbers too.
+                (n.len() == 1 && n.as_bytes()[0].is_ascii_digit()) || matches!(n, "¹" | "²" | "³")
+            });
         if device {
             return Err(UnsafeName::WindowsReserved);
         }
@@ -141,7 +153,27 @@ mod tests {
     #[test]
     fn windows_also_refuses_streams_devices_and_trailing_dots() {
         for name in [
-            "a:stream", "CON", "nul.txt", "com1", "LPT9.log", ".. ", "name.", "x ",
+            "a:stream",
+            "CON",
+            "nul.txt",
+            "com1",
+            "LPT9.log",
+            ".. ",
+            "name.",
+            "x ",
+            "aux.txt",
+            "AUX",
+            "con .txt",
+            "COM¹",
+            "lpt³.dat",
+            "COM0",
+            "what?",
+            "a<b",
+            "x|y",
+            "star*",
+            "say\"hi\"",
+            "tab\there",
+            "bell\u{7}",
         ] {
             assert!(
                 check_for(name, true).is_err(),
@@ -151,7 +183,14 @@ mod tests {
         for name in ["ab:stream", "CON", "com1"] {
             assert_eq!(check_for(name, false), Ok(()), "{name:?} is fine on Linux");
         }
-        for name in ["console", "COM10", "contract.txt"] {
+        for name in [
+            "console",
+            "COM10",
+            "contract.txt",
+            "COM",
+            "auxiliary.txt",
+            "数据集 v2",
+        ] {
             assert_eq!(check_for(name, true), Ok(()), "{name:?} is no device name");
         }
     }

@@ -37,7 +37,7 @@ impl Target for LocalTarget {
                 .stderr(std::process::Stdio::piped());
             let mut child = command
                 .spawn()
-                .map_err(|err| TargetError::Spawn(err.to_string()))?;
+                .map_err(|err| TargetError::Spawn(spawn_failure(&err)))?;
             let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take())
             else {
                 return Err(TargetError::Spawn(
@@ -73,6 +73,19 @@ impl Target for LocalTarget {
 
     fn describe(&self) -> String {
         "this computer".to_owned()
+    }
+}
+
+/// Windows has no `sh` unless Git for Windows' `usr\bin` or MSYS2 is on PATH; say so rather than
+/// "program not found".
+fn spawn_failure(err: &std::io::Error) -> String {
+    if cfg!(windows) && err.kind() == std::io::ErrorKind::NotFound {
+        "no POSIX shell (sh, bash) on PATH: checking this computer runs shell probes, which on \
+         Windows need Git for Windows' usr\\bin or MSYS2 on PATH (`leasehold local-gpu` reads \
+         the GPUs without one)"
+            .to_owned()
+    } else {
+        err.to_string()
     }
 }
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The Windows build under Wine (make windows-test, part of make test): checks what the two .exe
+# files link against, then runs crates/cli/tests/windows_wine.rs, which compares leasehold.exe
+# with the Linux build on the same inputs and drives it against a real sshd on loopback.
+# Expects `make windows` and `make build` to have run (the Makefile target sees to it).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+WIN_OUT=target/x86_64-pc-windows-gnu/debug
+WINE=${LEASEHOLD_WINE:-/usr/lib/wine/wine64}
+export WINEPREFIX=${WINEPREFIX:-$PWD/target/wine-prefix}
+export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+
+for exe in leasehold.exe leasehold-app.exe; do
+  [ -f "$WIN_OUT/$exe" ] || { echo "$WIN_OUT/$exe is missing: run make windows"; exit 1; }
+done
+
+# A Windows laptop has only the system's DLLs: any MinGW runtime DLL (libgcc_s, libwinpthread,
+# libstdc++) the linker left dynamic would make the .exe fail to start there.
+for exe in leasehold.exe leasehold-app.exe; do
+  dlls=$(x86_64-w64-mingw32-objdump -p "$WIN_OUT/$exe" | awk '/DLL Name:/ { print $3 }' | sort -u)
+  foreign=$(grep -viE '^(api-ms-win-.*|kernel32|kernelbase|ntdll|user32|gdi32|advapi32|shell32|ole32|oleaut32|comctl32|comdlg32|uxtheme|dwmapi|shlwapi|ws2_32|bcrypt|bcryptprimitives|crypt32|secur32|ncrypt|userenv|msvcrt|ucrtbase|vcruntime140|rpcrt4|iphlpapi|dbghelp|propsys|version|winmm|imm32|setupapi|cfgmgr32|powrprof|d2d1|d3d11|dxgi|dwrite|windowscodecs|msimg32|winspool|mpr|netapi32|psapi|credui|wtsapi32|synchronization|shcore|gdiplus|opengl32|winhttp|wininet|urlmon|dcomp|oleacc|uiautomationcore|msi|comsupp)\.dll$' <<<"$dlls" || true)
+  for dll in $foreign; do
+    # Only what ships beside it (WebView2Loader.dll for the app) may come from elsewhere.
+    [ -f "$WIN_OUT/$dll" ] || { echo "$exe needs $dll, which Windows does not ship"; exit 1; }
+  done
+done
+# The app is a windowed program (no console window behind it); the CLI a console one.
+x86_64-w64-mingw32-objdump -p "$WIN_OUT/leasehold-app.exe" | grep -q 'Subsystem.*(Windows GUI)' \
+  || { echo "leasehold-app.exe is not a GUI-subsystem program"; exit 1; }
+x86_64-w64-mingw32-objdump -p "$WIN_OUT/leasehold.exe" | grep -q 'Subsystem.*(Windows CUI)' \
+  || { echo "leasehold.exe is not a console program"; exit 1; }
+
+# One prefix, made once and kept in target/ (wineboot takes a while the first time).
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+  echo "creating the Wine prefix in $WINEPREFIX"
+  env -u DISPLAY "$WINE" wineboot -i >/dev/null 2>&1 || true
+  "${WINE%/*}/wineserver" -w
+fi
+
+# Debian 12's Wine 8.0 lacks bcryptprimitives.dll (Windows 10/11 ship it; Rust's std needs its
+# ProcessPrng): a test-only stand-in, see bcryptprimitives.c. A newer Wine brings its own.
+system32=$WINEPREFIX/drive_c/windows/system32
+if [ ! -f "$system32/bcryptprimitives.dll" ]; then
+  x86_64-w64-mingw32-gcc -O2 -shared -Wl,--kill-at -o "$system32/bcryptprimitives.dll" \
+    tests/windows/bcryptprimitives.c -ladvapi32
+fi
+
+# The installer, silently (/S) as a user would with a double-click: files, Start-menu entry and
+# uninstall entry there; the installed CLI runs; the uninstaller removes all three again.
+WIN_INSTALLER_FAST=1 bash packaging/windows/build.sh >/dev/null
+setup=$(ls target/windows-dist/Leasehold_*_x64-setup.exe)
+unix_of() { "$WINE" winepath -u "$1" 2>/dev/null | tr -d '\r'; }
+localappdata=$("$WINE" cmd /c echo %LOCALAPPDATA% | tr -d '\r')
+appdata=$("$WINE" cmd /c echo %APPDATA% | tr -d '\r')
+instdir="$localappdata\\Programs\\Leasehold"
+shortcut="$(unix_of "$appdata")/Microsoft/Windows/Start Menu/Programs/Leasehold.lnk"
+uninstall_key='HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\Leasehold'
+"$WINE" "$setup" /S
+"${WINE%/*}/wineserver" -w
+for file in leasehold-app.exe leasehold.exe WebView2Loader.dll uninstall.exe; do
+  [ -f "$(unix_of "$instdir")/$file" ] || { echo "installer: $instdir\\$file is missing"; exit 1; }
+done
+[ -f "$shortcut" ] || { echo "installer: no Start-menu entry at $shortcut"; exit 1; }
+"$WINE" reg query "$uninstall_key" /v UninstallString | grep -q 'uninstall.exe' \
+  || { echo "installer: no uninstall entry under $uninstall_key"; exit 1; }
+"$WINE" "$instdir\\leasehold.exe" paths --json | grep -q '"data"' \
+  || { echo "installer: the installed leasehold.exe does not run"; exit 1; }
+"$WINE" "$instdir\\uninstall.exe" /S
+"${WINE%/*}/wineserver" -w
+sleep 2
+[ ! -e "$(unix_of "$instdir")/leasehold-app.exe" ] && [ ! -e "$shortcut" ] \
+  || { echo "uninstaller: files or the Start-menu entry are left"; exit 1; }
+if "$WINE" reg query "$uninstall_key" >/dev/null 2>&1; then
+  echo "uninstaller: the uninstall entry is left"; exit 1
+fi
+echo "installer: installs per user, Start-menu entry, uninstall entry, uninstalls cleanly"
+
+# One wineserver for the whole run (each leasehold.exe would otherwise start and stop its own);
+# the tests take turns in it (two at once once left one waiting for minutes).
+"${WINE%/*}/wineserver" -p
+trap '"${WINE%/*}/wineserver" -k 2>/dev/null || true' EXIT
+
+export LEASEHOLD_WINE=$WINE LEASEHOLD_WINDOWS_EXE=$PWD/$WIN_OUT/leasehold.exe
+if command -v cargo-nextest >/dev/null; then
+  # --workspace, like rust-test: the same feature set, so nothing is compiled a second time.
+  cargo nextest run --workspace --test windows_wine --run-ignored ignored-only --no-fail-fast \
+    --test-threads 1
+else
+  cargo test --workspace --test windows_wine -- --ignored --test-threads 1
+fi
