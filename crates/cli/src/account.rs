@@ -200,6 +200,7 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 let wait = StopWait {
                     limit: Duration::from_secs((*wait).max(1)),
                     every: Duration::from_secs(2),
+                    ..StopWait::default()
                 };
                 match power::power(
                     &store,

@@ -358,6 +358,7 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     let wait = StopWait {
         limit: Duration::from_secs(10),
         every: Duration::from_millis(30),
+        ..StopWait::default()
     };
     let endpoints = Endpoints::all_at(&base);
     let report = power::power(
@@ -421,6 +422,7 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
         StopWait {
             limit: Duration::from_millis(300),
             every: Duration::from_millis(50),
+            ..StopWait::default()
         },
         &FixedClock::new(at(9, 20)),
     )

@@ -44,7 +44,7 @@ impl Look {
 
     /// Whether the machine answers now. Over the API anything but "stopped" counts as
     /// answering (the provider still runs it); an API that cannot be asked proves nothing.
-    async fn answers(&self) -> Result<bool, StopError> {
+    async fn answers(&self, now: chrono::DateTime<chrono::Utc>) -> Result<bool, StopError> {
         match self {
             Self::Ssh(request) => {
                 let request = ConnectRequest {
@@ -65,7 +65,7 @@ impl Look {
                 id,
                 key,
             } => Ok(matches!(
-                api::power_state(endpoints, *api, id, key).await?,
+                api::power_state(endpoints, *api, id, key, now).await?,
                 PowerState::NotYet(_)
             )),
         }
@@ -178,10 +178,10 @@ pub async fn check_recorded_stop(
     again: Duration,
     clock: &dyn Clock,
 ) -> Result<HandCheck, StopError> {
-    let mut answered = look.answers().await?;
+    let mut answered = look.answers(clock.now()).await?;
     if !answered && look.via() == StopVia::Ssh {
         tokio::time::sleep(again).await;
-        answered = look.answers().await?;
+        answered = look.answers(clock.now()).await?;
     }
     let check = HandCheck {
         via: look.via(),

@@ -52,7 +52,7 @@ impl Default for StopWait {
 
 /// What one fresh login attempt said about the instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Look {
+pub enum LoginLook {
     /// It logged us in: still up.
     Answers,
     /// Nothing there: the connection was refused, the address unreachable, or the handshake
@@ -63,7 +63,7 @@ pub enum Look {
     Unsure { reason: String, lasting: bool },
 }
 
-impl Look {
+impl LoginLook {
     fn of_failed_login(err: &SshError) -> Self {
         match err {
             SshError::Refused { .. }
@@ -88,11 +88,11 @@ impl Look {
 
 /// What a fresh SSH login says right now (a new connection each time, so an open link that has
 /// not noticed the power-off yet cannot fake an answer).
-pub type Answers<'a> = &'a (dyn Fn() -> BoxFuture<'static, Look> + Send + Sync);
+pub type Answers<'a> = &'a (dyn Fn() -> BoxFuture<'static, LoginLook> + Send + Sync);
 
 /// A probe for [`Answers`] from how the instance is reached: connect with a short timeout and
 /// run `true`.
-pub fn answers_for(request: ConnectRequest) -> impl Fn() -> BoxFuture<'static, Look> + Send + Sync {
+pub fn answers_for(request: ConnectRequest) -> impl Fn() -> BoxFuture<'static, LoginLook> + Send + Sync {
     move || {
         let request = ConnectRequest {
             connect_timeout: Some(Duration::from_secs(5)),
@@ -101,14 +101,14 @@ pub fn answers_for(request: ConnectRequest) -> impl Fn() -> BoxFuture<'static, L
         Box::pin(async move {
             let target = match request.connect().await {
                 Ok(target) => target,
-                Err(err) => return Look::of_failed_login(&err),
+                Err(err) => return LoginLook::of_failed_login(&err),
             };
             // Logged in is up, whatever `true` then does on a machine that may be going down.
             let _ = target
                 .run(&CommandSpec::new("true").timeout(Duration::from_secs(5)))
                 .await;
             target.disconnect().await;
-            Look::Answers
+            LoginLook::Answers
         })
     }
 }
@@ -589,21 +589,21 @@ async fn confirm_down(
     let mut unsure = None;
     loop {
         match answers().await {
-            Look::Silent => {
+            LoginLook::Silent => {
                 silent += 1;
                 if silent >= 2 {
                     return Ok(());
                 }
             }
-            Look::Answers => {
+            LoginLook::Answers => {
                 silent = 0;
                 unsure = None;
             }
-            Look::Unsure {
+            LoginLook::Unsure {
                 reason,
                 lasting: true,
             } => return Err(StopError::CouldNotConfirm { reason }),
-            Look::Unsure { reason, .. } => {
+            LoginLook::Unsure { reason, .. } => {
                 silent = 0;
                 unsure = Some(reason);
             }
