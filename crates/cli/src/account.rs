@@ -171,7 +171,11 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                         "removed": {"provider": account.provider, "label": account.label}
                     })),
                     Ok(()) => {
-                        say!("removed {}:{} and its key", account.provider.as_str(), account.label);
+                        say!(
+                            "removed {}:{} and its key",
+                            account.provider.as_str(),
+                            account.label
+                        );
                         ExitCode::SUCCESS
                     }
                     Err(err) => output::fail(&err),
@@ -183,7 +187,9 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 Ok(only) => only,
                 Err(err) => return output::fail(&err),
             };
-            with_store(db, |store| async move { run_sync(&store, only.as_ref(), *json).await })
+            with_store(db, |store| async move {
+                run_sync(&store, only.as_ref(), *json).await
+            })
         }
         AccountCommand::Power {
             name,
@@ -281,7 +287,8 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                                 r.ledger,
                                 r.currency,
                                 r.provider.map_or_else(|| "—".to_owned(), |p| p.to_string()),
-                                r.difference.map_or_else(|| "—".to_owned(), |d| d.to_string()),
+                                r.difference
+                                    .map_or_else(|| "—".to_owned(), |d| d.to_string()),
                                 r.reason
                             );
                         }

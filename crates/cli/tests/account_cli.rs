@@ -62,22 +62,52 @@ fn add_list_sync_power_reconcile_remove() {
     let standin = ProviderStandin::start("runpod", "rp-secret-key");
     let base = standin.base();
 
-    let refused = leasehold(&env, &base, &["account", "add", "runpod", "--api-key-env", "WRONG_KEY"]);
+    let refused = leasehold(
+        &env,
+        &base,
+        &["account", "add", "runpod", "--api-key-env", "WRONG_KEY"],
+    );
     let refused = refused.code(2);
     let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
-    assert!(stderr.contains("invalid api key"), "the provider's words: {stderr}");
+    assert!(
+        stderr.contains("invalid api key"),
+        "the provider's words: {stderr}"
+    );
     assert!(!stderr.contains("not-the-key"));
     let listed = json_of(&leasehold(&env, &base, &["account", "list", "--json"]).success());
-    assert_eq!(listed, json!({"accounts": []}), "a refused key saves nothing");
+    assert_eq!(
+        listed,
+        json!({"accounts": []}),
+        "a refused key saves nothing"
+    );
 
-    leasehold(&env, &base, &["account", "add", "nimbus", "--api-key-env", "RP_KEY"]).code(2);
-    leasehold(&env, &base, &["account", "add", "runpod", "--api-key-env", "UNSET_VAR"]).code(2);
+    leasehold(
+        &env,
+        &base,
+        &["account", "add", "nimbus", "--api-key-env", "RP_KEY"],
+    )
+    .code(2);
+    leasehold(
+        &env,
+        &base,
+        &["account", "add", "runpod", "--api-key-env", "UNSET_VAR"],
+    )
+    .code(2);
 
     let added = json_of(
         &leasehold(
             &env,
             &base,
-            &["account", "add", "runpod", "--label", "lab", "--api-key-env", "RP_KEY", "--json"],
+            &[
+                "account",
+                "add",
+                "runpod",
+                "--label",
+                "lab",
+                "--api-key-env",
+                "RP_KEY",
+                "--json",
+            ],
         )
         .success(),
     );
@@ -97,7 +127,8 @@ fn add_list_sync_power_reconcile_remove() {
     assert_eq!(first["label"], "lab");
     assert_eq!(first["imported"], json!(["train"]));
     assert_eq!(first["events"], json!([]));
-    let again = json_of(&leasehold(&env, &base, &["account", "sync", "runpod:lab", "--json"]).success());
+    let again =
+        json_of(&leasehold(&env, &base, &["account", "sync", "runpod:lab", "--json"]).success());
     assert_eq!(again["accounts"][0]["imported"], json!([]));
     assert_eq!(again["accounts"][0]["unchanged"], 1);
 
@@ -111,8 +142,12 @@ fn add_list_sync_power_reconcile_remove() {
     assert_eq!(cost["currency"], "USD");
 
     let stopped = json_of(
-        &leasehold(&env, &base, &["account", "power", "train", "off", "--wait", "20", "--json"])
-            .success(),
+        &leasehold(
+            &env,
+            &base,
+            &["account", "power", "train", "off", "--wait", "20", "--json"],
+        )
+        .success(),
     );
     assert_eq!(stopped["verb"], "off");
     assert!(stopped["recorded_at"].is_string());
@@ -125,20 +160,50 @@ fn add_list_sync_power_reconcile_remove() {
         &leasehold(
             &env,
             &base,
-            &["account", "reconcile", "train", "--from", "2025-12-01", "--to", "2025-12-01", "--json"],
+            &[
+                "account",
+                "reconcile",
+                "train",
+                "--from",
+                "2025-12-01",
+                "--to",
+                "2025-12-01",
+                "--json",
+            ],
         )
         .success(),
     );
     let row = &rows["rows"][0];
-    for field in ["instance", "day", "ledger", "provider", "difference", "currency", "reason"] {
+    for field in [
+        "instance",
+        "day",
+        "ledger",
+        "provider",
+        "difference",
+        "currency",
+        "reason",
+    ] {
         assert!(row.get(field).is_some(), "{field} in {row}");
     }
     assert_eq!(row["provider"], "3");
-    leasehold(&env, &base, &["account", "reconcile", "--all", "--from", "12/01/2025"]).code(2);
     leasehold(
         &env,
         &base,
-        &["account", "reconcile", "--all", "--from", "2025-12-02", "--to", "2025-12-01"],
+        &["account", "reconcile", "--all", "--from", "12/01/2025"],
+    )
+    .code(2);
+    leasehold(
+        &env,
+        &base,
+        &[
+            "account",
+            "reconcile",
+            "--all",
+            "--from",
+            "2025-12-02",
+            "--to",
+            "2025-12-01",
+        ],
     )
     .code(2);
 
@@ -146,7 +211,11 @@ fn add_list_sync_power_reconcile_remove() {
     leasehold(&env, &base, &["account", "remove", "runpod:lab"]).code(2);
     let listed = json_of(&leasehold(&env, &base, &["account", "list", "--json"]).success());
     assert_eq!(listed["accounts"], json!([]));
-    assert!(standin.violations().is_empty(), "{:?}", standin.violations());
+    assert!(
+        standin.violations().is_empty(),
+        "{:?}",
+        standin.violations()
+    );
 }
 
 /// The ledger's rows as text, for comparing two databases.
@@ -175,7 +244,12 @@ fn a_cli_killed_mid_sync_leaves_what_one_clean_sync_leaves() {
         .collect();
     standin.set_instances(Value::Array(instances));
     for env in [&killed, &clean] {
-        leasehold(env, &base, &["account", "add", "vast", "--api-key-env", "RP_KEY"]).success();
+        leasehold(
+            env,
+            &base,
+            &["account", "add", "vast", "--api-key-env", "RP_KEY"],
+        )
+        .success();
     }
     // Pages of one, each answered after 50 ms: the sync is killed while paging.
     standin.script(json!({"page_size": 1, "delay": 0.05}));
@@ -204,7 +278,11 @@ fn a_cli_killed_mid_sync_leaves_what_one_clean_sync_leaves() {
     }
     let _ = child.kill();
     let _ = child.wait();
-    assert_eq!(ledger_dump(&killed, &base), json!([]), "killed mid-listing: nothing written");
+    assert_eq!(
+        ledger_dump(&killed, &base),
+        json!([]),
+        "killed mid-listing: nothing written"
+    );
 
     standin.script(json!({"page_size": 25, "delay": 0}));
     leasehold(&killed, &base, &["account", "sync"]).success();

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use leasehold_core::account::{
-    self, power, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb,
-    Provider,
+    self, power, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb, Provider,
 };
 use leasehold_core::billing::{ledger, InstanceState};
 use leasehold_core::clock::FixedClock;
@@ -89,7 +88,15 @@ async fn a_scripted_runpod_day_is_billed_as_computed_by_hand() {
     let standin = ProviderStandin::start("runpod", "rp-key-1");
     let base = standin.base();
     let store = Store::open_in_memory().await.unwrap();
-    let account = add(&store, Provider::Runpod, "default", "LH_T_RP1", "rp-key-1", &base).await;
+    let account = add(
+        &store,
+        Provider::Runpod,
+        "default",
+        "LH_T_RP1",
+        "rp-key-1",
+        &base,
+    )
+    .await;
     standin.set_instances(json!([{
         "id": "p1", "name": "train", "state": "running", "price": "0.44",
         "created": unix(at(6, 55)), "started": unix(at(7, 0)), "ssh_port": 2201,
@@ -101,9 +108,21 @@ async fn a_scripted_runpod_day_is_billed_as_computed_by_hand() {
     let detail = ledger::show(&store, "train", at(8, 0)).await.unwrap();
     assert_eq!(detail.summary.state, Some(InstanceState::Running));
     assert_eq!(detail.summary.currency.code(), "USD");
-    assert_eq!(detail.summary.gpu_model, "RTX 4090", "the catalog's name");
-    assert_eq!(detail.events[0].at, at(6, 55), "created at the provider's time");
-    assert_eq!(detail.events[1].at, at(7, 0), "started at the provider's time");
+    assert_eq!(
+        detail.summary.gpu_model,
+        leasehold_core::catalog::find_gpu("RTX 4090").unwrap().name,
+        "the catalog's name, not RunPod's \"NVIDIA GeForce RTX 4090\""
+    );
+    assert_eq!(
+        detail.events[0].at,
+        at(6, 55),
+        "created at the provider's time"
+    );
+    assert_eq!(
+        detail.events[1].at,
+        at(7, 0),
+        "started at the provider's time"
+    );
     let target = {
         let mut conn = store.pool().acquire().await.unwrap();
         leasehold_core::connect::load_target(&mut conn, "train")
@@ -114,7 +133,10 @@ async fn a_scripted_runpod_day_is_billed_as_computed_by_hand() {
     assert_eq!((target.host.as_str(), target.port), ("127.0.0.1", 2201));
 
     let again = sync_at(&store, &account, &base, at(8, 5)).await.unwrap();
-    assert!(again.imported.is_empty() && again.events.is_empty(), "{again:?}");
+    assert!(
+        again.imported.is_empty() && again.events.is_empty(),
+        "{again:?}"
+    );
     assert_eq!(again.unchanged, 1);
     let rows_after_idle_sync = ledger_rows(&store).await;
 
@@ -157,11 +179,19 @@ async fn a_scripted_runpod_day_is_billed_as_computed_by_hand() {
     assert_eq!(gone.events[0].kind, "released");
     assert_eq!(gone.events[0].at, at(14, 3));
 
-    // By hand: 06:55–10:02 and 12:00–12:01 at $0.44/h, 12:01–14:03 at $0.50/h, per second.
-    let by_hand = (Decimal::from(11_220 + 60) * dec!(0.44) + Decimal::from(7_320) * dec!(0.50))
-        / Decimal::from(3600);
+    // By hand, each billed stretch to the cent as the ledger shows it: 06:55–07:00 created
+    // (RunPod bills from creation) and 07:00–10:02 running at $0.44/h, stopped until 12:00 at
+    // nothing, 12:00–12:01 at $0.44/h, then 12:01–14:03 at the new $0.50/h.
+    let stretch = |seconds: i64, rate: Decimal| {
+        (Decimal::from(seconds) * rate / Decimal::from(3600)).round_dp(2)
+    };
+    let by_hand = stretch(300, dec!(0.44))
+        + stretch(10_920, dec!(0.44))
+        + stretch(60, dec!(0.44))
+        + stretch(7_320, dec!(0.50));
     let bill = ledger::cost(&store, "train", at(20, 0)).await.unwrap();
-    assert_eq!(bill.total.round_dp(4), by_hand.round_dp(4), "{bill:?}");
+    assert_eq!(by_hand, dec!(2.40));
+    assert_eq!(bill.total, by_hand, "{bill:?}");
     no_violations(&standin);
 }
 
@@ -170,7 +200,15 @@ async fn a_sync_that_fails_midway_records_nothing_and_the_next_one_records_all()
     let standin = ProviderStandin::start("vast", "vast-key");
     let base = standin.base();
     let store = Store::open_in_memory().await.unwrap();
-    let account = add(&store, Provider::Vast, "default", "LH_T_VAST1", "vast-key", &base).await;
+    let account = add(
+        &store,
+        Provider::Vast,
+        "default",
+        "LH_T_VAST1",
+        "vast-key",
+        &base,
+    )
+    .await;
     let instances: Vec<Value> = (1..=5)
         .map(|n| {
             json!({"id": 4000 + n, "name": format!("job {n}"), "state": "running",
@@ -182,10 +220,16 @@ async fn a_sync_that_fails_midway_records_nothing_and_the_next_one_records_all()
     let err = sync_at(&store, &account, &base, at(8, 0))
         .await
         .expect_err("page 3 fails");
-    assert!(matches!(err, AccountError::Refused { status: 500, .. }), "{err:?}");
+    assert!(
+        matches!(err, AccountError::Refused { status: 500, .. }),
+        "{err:?}"
+    );
     assert_eq!(ledger_rows(&store).await, (0, 0), "nothing half-recorded");
     let listed = account::list(&store).await.unwrap();
-    assert!(listed[0].last_error.is_some(), "the failure is shown on the account");
+    assert!(
+        listed[0].last_error.is_some(),
+        "the failure is shown on the account"
+    );
 
     standin.script(json!({"fail": []}));
     let report = sync_at(&store, &account, &base, at(8, 1)).await.unwrap();
@@ -197,7 +241,10 @@ async fn a_sync_that_fails_midway_records_nothing_and_the_next_one_records_all()
         .filter(|r| r["path"] == "/api/v1/instances/")
         .map(|r| r["query"].clone())
         .collect();
-    assert!(pages.iter().any(|q| q.get("after_token").is_some()), "{pages:?}");
+    assert!(
+        pages.iter().any(|q| q.get("after_token").is_some()),
+        "{pages:?}"
+    );
     let again = sync_at(&store, &account, &base, at(8, 2)).await.unwrap();
     assert!(again.imported.is_empty() && again.events.is_empty());
     assert_eq!(again.unchanged, 5);
@@ -230,7 +277,15 @@ async fn rate_limits_are_waited_out_and_a_refused_key_saves_nothing() {
     assert!(!refused.to_string().contains("bad-key"));
     assert!(account::list(&store).await.unwrap().is_empty());
 
-    let account = add(&store, Provider::Vast, "default", "LH_T_VAST2", "good-key", &base).await;
+    let account = add(
+        &store,
+        Provider::Vast,
+        "default",
+        "LH_T_VAST2",
+        "good-key",
+        &base,
+    )
+    .await;
     standin.set_instances(json!([{"id": 77, "state": "running", "price": "0.3"}]));
     standin.script(json!({"fail": [{"status": 429, "times": 2,
         "body": {"detail": "API requests too frequent endpoint threshold=2.0"}}]}));
@@ -244,7 +299,9 @@ async fn rate_limits_are_waited_out_and_a_refused_key_saves_nothing() {
     assert!(tries >= 4, "the check, two 429s, then the listing: {tries}");
 
     standin.script(json!({"fail": [{"status": 429, "times": 50}]}));
-    let err = sync_at(&store, &account, &base, at(8, 5)).await.unwrap_err();
+    let err = sync_at(&store, &account, &base, at(8, 5))
+        .await
+        .unwrap_err();
     assert!(matches!(err, AccountError::RateLimited { .. }), "{err:?}");
 }
 
@@ -262,7 +319,9 @@ async fn hostile_names_and_malformed_answers_crash_nothing() {
         {"id": "q5", "name": "it's \"quoted\"\nand\r\nsplit", "state": "running", "price": "1"},
     ]));
     standin.script(json!({"malformed": 1}));
-    let err = sync_at(&store, &account, &base, at(8, 0)).await.unwrap_err();
+    let err = sync_at(&store, &account, &base, at(8, 0))
+        .await
+        .unwrap_err();
     assert!(matches!(err, AccountError::Malformed { .. }), "{err:?}");
     assert_eq!(ledger_rows(&store).await, (0, 0));
 
@@ -271,7 +330,10 @@ async fn hostile_names_and_malformed_answers_crash_nothing() {
     assert_eq!(report.imported[0], "it's \"quoted\" and split");
     assert_eq!(report.imported[1].chars().count(), 80);
     assert_eq!(report.imported[2], "gnp.exe", "no right-to-left override");
-    assert_eq!(report.imported[3], "it's \"quoted\" and split (q5)", "a unique name");
+    assert_eq!(
+        report.imported[3], "it's \"quoted\" and split (q5)",
+        "a unique name"
+    );
     assert!(
         report.warnings.iter().any(|w| w.contains("usable id")),
         "{:?}",
@@ -285,20 +347,51 @@ async fn two_accounts_of_one_provider_keep_to_their_own_instances() {
     let lab = ProviderStandin::start("runpod", "lab-key");
     let own = ProviderStandin::start("runpod", "own-key");
     let store = Store::open_in_memory().await.unwrap();
-    let a = add(&store, Provider::Runpod, "lab", "LH_T_RP3", "lab-key", &lab.base()).await;
-    let b = add(&store, Provider::Runpod, "own", "LH_T_RP4", "own-key", &own.base()).await;
-    lab.set_instances(json!([{"id": "l1", "name": "lab box", "state": "running", "price": "2.49"}]));
+    let a = add(
+        &store,
+        Provider::Runpod,
+        "lab",
+        "LH_T_RP3",
+        "lab-key",
+        &lab.base(),
+    )
+    .await;
+    let b = add(
+        &store,
+        Provider::Runpod,
+        "own",
+        "LH_T_RP4",
+        "own-key",
+        &own.base(),
+    )
+    .await;
+    lab.set_instances(
+        json!([{"id": "l1", "name": "lab box", "state": "running", "price": "2.49"}]),
+    );
     own.set_instances(json!([{"id": "o1", "name": "my box", "state": "stopped", "price": "0.3"}]));
-    assert_eq!(sync_at(&store, &a, &lab.base(), at(8, 0)).await.unwrap().imported, vec!["lab box"]);
+    assert_eq!(
+        sync_at(&store, &a, &lab.base(), at(8, 0))
+            .await
+            .unwrap()
+            .imported,
+        vec!["lab box"]
+    );
     // A stopped pod gives no price (`cost` 0): not recorded yet, and said so.
     let report = sync_at(&store, &b, &own.base(), at(8, 0)).await.unwrap();
     assert!(report.imported.is_empty());
-    assert!(report.warnings[0].contains("no price"), "{:?}", report.warnings);
+    assert!(
+        report.warnings[0].contains("no price"),
+        "{:?}",
+        report.warnings
+    );
     own.patch("o1", json!({"state": "running"}));
     let report = sync_at(&store, &b, &own.base(), at(8, 30)).await.unwrap();
     assert_eq!(report.imported, vec!["my box"]);
     assert_eq!(
-        sync_at(&store, &a, &lab.base(), at(9, 0)).await.unwrap().unchanged,
+        sync_at(&store, &a, &lab.base(), at(9, 0))
+            .await
+            .unwrap()
+            .unchanged,
         1,
         "the lab account never sees the other's pod"
     );
@@ -334,13 +427,18 @@ async fn a_hand_recorded_instance_with_its_id_is_linked_not_copied() {
     .await
     .unwrap();
     let account = add(&store, Provider::Runpod, "default", "LH_T_RP5", "k2", &base).await;
-    standin.set_instances(json!([{"id": "p9", "name": "other name", "state": "running",
-                                  "price": "0.44", "started": unix(at(7, 30))}]));
+    standin.set_instances(
+        json!([{"id": "p9", "name": "other name", "state": "running",
+                                  "price": "0.44", "started": unix(at(7, 30))}]),
+    );
     let report = sync_at(&store, &account, &base, at(8, 0)).await.unwrap();
     assert!(report.imported.is_empty(), "{report:?}");
     assert_eq!(report.events[0].kind, "started");
     assert_eq!(report.events[0].at, at(7, 30));
-    let link = power::link_of(&store, "mine").await.unwrap().expect("linked");
+    let link = power::link_of(&store, "mine")
+        .await
+        .unwrap()
+        .expect("linked");
     assert!(link.note.unwrap().contains("the ledger said created"));
     assert_eq!(ledger_rows(&store).await.0, 1, "no second copy");
 }
@@ -351,8 +449,10 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     let base = standin.base();
     let store = Store::open_in_memory().await.unwrap();
     let account = add(&store, Provider::Runpod, "default", "LH_T_RP6", "k3", &base).await;
-    standin.set_instances(json!([{"id": "p2", "name": "gpu", "state": "running", "price": "0.44",
-                                  "created": unix(at(7, 0))}]));
+    standin.set_instances(
+        json!([{"id": "p2", "name": "gpu", "state": "running", "price": "0.44",
+                                  "created": unix(at(7, 0))}]),
+    );
     sync_at(&store, &account, &base, at(8, 0)).await.unwrap();
     standin.script(json!({"confirm_after": 2}));
     let wait = StopWait {
@@ -380,7 +480,11 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
         .collect();
     assert_eq!(actions[0]["path"], "/v2/pods/p2/action");
     assert_eq!(actions[0]["body"], json!({"action": "stop"}));
-    let state = ledger::show(&store, "gpu", at(9, 0)).await.unwrap().summary.state;
+    let state = ledger::show(&store, "gpu", at(9, 0))
+        .await
+        .unwrap()
+        .summary
+        .state;
     assert_eq!(state, Some(InstanceState::Stopped));
 
     // Off again: RunPod answers 409 and nothing changes.
@@ -395,7 +499,10 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, AccountError::ActionNotAllowed { .. }), "{err:?}");
+    assert!(
+        matches!(err, AccountError::ActionNotAllowed { .. }),
+        "{err:?}"
+    );
 
     // A release needs the release checklist first.
     let err = power::power(
@@ -409,7 +516,10 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, AccountError::ReleaseBlocked { .. }), "{err:?}");
+    assert!(
+        matches!(err, AccountError::ReleaseBlocked { .. }),
+        "{err:?}"
+    );
 
     // A provider that never confirms: nothing recorded.
     standin.script(json!({"confirm_after": 1000}));
@@ -429,7 +539,11 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     .await
     .unwrap_err();
     assert!(matches!(err, AccountError::NotConfirmed { .. }), "{err:?}");
-    let state = ledger::show(&store, "gpu", at(9, 20)).await.unwrap().summary.state;
+    let state = ledger::show(&store, "gpu", at(9, 20))
+        .await
+        .unwrap()
+        .summary
+        .state;
     assert_eq!(state, Some(InstanceState::Stopped));
     no_violations(&standin);
 }
@@ -439,13 +553,27 @@ async fn lambda_offers_no_stop_and_reconcile_says_it_keeps_no_records() {
     let standin = ProviderStandin::start("lambda", "lk");
     let base = standin.base();
     let store = Store::open_in_memory().await.unwrap();
-    let account = add(&store, Provider::Lambda, "default", "LH_T_LAMBDA", "lk", &base).await;
-    standin.set_instances(json!([{"id": "0920582c7ff041399e34823a0be62549", "name": "a100",
-                                  "state": "running", "price": "1.29"}]));
+    let account = add(
+        &store,
+        Provider::Lambda,
+        "default",
+        "LH_T_LAMBDA",
+        "lk",
+        &base,
+    )
+    .await;
+    standin.set_instances(
+        json!([{"id": "0920582c7ff041399e34823a0be62549", "name": "a100",
+                                  "state": "running", "price": "1.29"}]),
+    );
     let report = sync_at(&store, &account, &base, at(8, 0)).await.unwrap();
     assert_eq!(report.imported, vec!["a100"]);
     let detail = ledger::show(&store, "a100", at(8, 0)).await.unwrap();
-    assert_eq!(detail.rules.price_per_gpu_hour, dec!(1.29), "cents per hour read as dollars");
+    assert_eq!(
+        detail.rules.price_per_gpu_hour,
+        dec!(1.29),
+        "cents per hour read as dollars"
+    );
     let link = power::link_of(&store, "a100").await.unwrap().unwrap();
     assert_eq!(link.verbs, vec![PowerVerb::Release], "no stop on Lambda");
     let err = power::power(
@@ -459,7 +587,10 @@ async fn lambda_offers_no_stop_and_reconcile_says_it_keeps_no_records() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, AccountError::ActionUnsupported { .. }), "{err:?}");
+    assert!(
+        matches!(err, AccountError::ActionUnsupported { .. }),
+        "{err:?}"
+    );
     let rows = reconcile::reconcile(
         &store,
         Some("a100"),
@@ -473,7 +604,11 @@ async fn lambda_offers_no_stop_and_reconcile_says_it_keeps_no_records() {
     .unwrap();
     assert_eq!(rows.len(), 1);
     assert!(rows[0].provider.is_none());
-    assert!(rows[0].reason.contains("no billing records"), "{}", rows[0].reason);
+    assert!(
+        rows[0].reason.contains("no billing records"),
+        "{}",
+        rows[0].reason
+    );
 }
 
 #[tokio::test]
@@ -481,14 +616,28 @@ async fn autodl_uses_its_bare_token_reads_snapshots_only_when_needed_and_follows
     let standin = ProviderStandin::start("autodl", "adl-token");
     let base = standin.base();
     let store = Store::open_in_memory().await.unwrap();
-    let account = add(&store, Provider::Autodl, "default", "LH_T_ADL", "adl-token", &base).await;
-    standin.set_instances(json!([{"id": "b7c2a1e0d9", "name": "lora", "state": "running",
-        "price": "1.98", "ssh_host": "127.0.0.1", "ssh_port": 23001, "password": "pw-1"}]));
+    let account = add(
+        &store,
+        Provider::Autodl,
+        "default",
+        "LH_T_ADL",
+        "adl-token",
+        &base,
+    )
+    .await;
+    standin.set_instances(
+        json!([{"id": "b7c2a1e0d9", "name": "lora", "state": "running",
+        "price": "1.98", "ssh_host": "127.0.0.1", "ssh_port": 23001, "password": "pw-1"}]),
+    );
     standin.script(json!({"accumulate": "100.5"}));
     let report = sync_at(&store, &account, &base, at(8, 0)).await.unwrap();
     assert_eq!(report.imported, vec!["lora"]);
     let detail = ledger::show(&store, "lora", at(8, 0)).await.unwrap();
-    assert_eq!(detail.rules.price_per_gpu_hour, dec!(1.98), "1/1000 yuan read as yuan");
+    assert_eq!(
+        detail.rules.price_per_gpu_hour,
+        dec!(1.98),
+        "1/1000 yuan read as yuan"
+    );
     assert_eq!(detail.summary.currency.code(), "CNY");
     let before = standin.requests().len();
     sync_at(&store, &account, &base, at(8, 10)).await.unwrap();
@@ -498,7 +647,10 @@ async fn autodl_uses_its_bare_token_reads_snapshots_only_when_needed_and_follows
         .collect();
     assert_eq!(
         asked,
-        vec!["/api/v1/dev/instance/pro/list", "/api/v1/dev/wallet/balance"],
+        vec![
+            "/api/v1/dev/instance/pro/list",
+            "/api/v1/dev/wallet/balance"
+        ],
         "an unchanged instance costs no snapshot"
     );
     standin.patch("b7c2a1e0d9", json!({"state": "stopped"}));
@@ -524,8 +676,10 @@ async fn reconcile_puts_the_providers_charges_beside_the_ledger_and_suggests_the
     let base = standin.base();
     let store = Store::open_in_memory().await.unwrap();
     let account = add(&store, Provider::Runpod, "default", "LH_T_RP7", "k4", &base).await;
-    standin.set_instances(json!([{"id": "p3", "name": "box", "state": "running", "price": "0.5",
-        "created": unix(at(0, 0)), "started": unix(at(0, 0))}]));
+    standin.set_instances(
+        json!([{"id": "p3", "name": "box", "state": "running", "price": "0.5",
+        "created": unix(at(0, 0)), "started": unix(at(0, 0))}]),
+    );
     sync_at(&store, &account, &base, at(0, 30)).await.unwrap();
     standin.patch("p3", json!({"state": "stopped"}));
     sync_at(&store, &account, &base, at(10, 0)).await.unwrap();
@@ -547,16 +701,25 @@ async fn reconcile_puts_the_providers_charges_beside_the_ledger_and_suggests_the
     assert_eq!(row.ledger, dec!(5));
     assert_eq!(row.provider, Some(dec!(5.7)));
     assert_eq!(row.difference, Some(dec!(0.7)));
-    assert!(row.reason.contains("while the instance was stopped"), "{}", row.reason);
+    assert!(
+        row.reason.contains("while the instance was stopped"),
+        "{}",
+        row.reason
+    );
     let rules = row.suggested_rules.clone().expect("a rule explains it");
     assert_eq!(
         rules.stopped_billing,
         leasehold_core::billing::StoppedBilling::Storage { rate: dec!(0.05) },
         "0.70 over 14 stopped hours"
     );
-    reconcile::apply(&store, "box", &rules, Utc.with_ymd_and_hms(2026, 12, 2, 0, 0, 0).unwrap())
-        .await
-        .unwrap();
+    reconcile::apply(
+        &store,
+        "box",
+        &rules,
+        Utc.with_ymd_and_hms(2026, 12, 2, 0, 0, 0).unwrap(),
+    )
+    .await
+    .unwrap();
     let billing = standin
         .requests()
         .into_iter()

@@ -330,7 +330,10 @@ async fn runpod_stop_posts_to_the_pod_with_the_bearer_key_and_is_recorded_once_i
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 3, "the stop, then looks until EXITED: {seen:?}");
     assert_eq!(seen[0].method, "POST");
-    assert_eq!(seen[0].path, "/v2/pods/abc123xyz456/action", "RunPod REST v2");
+    assert_eq!(
+        seen[0].path, "/v2/pods/abc123xyz456/action",
+        "RunPod REST v2"
+    );
     assert_eq!(seen[0].headers["authorization"], "Bearer rp-test-key");
     let body: serde_json::Value = serde_json::from_str(&seen[0].body).expect("a JSON body");
     assert_eq!(body, serde_json::json!({"action": "stop"}));
@@ -449,10 +452,7 @@ async fn vast_answering_without_success_records_nothing() {
     )
     .await
     .expect_err("not a success");
-    assert!(
-        matches!(err, StopError::ApiRefused { .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, StopError::ApiRefused { .. }), "{err:?}");
     assert_eq!(state(&store).await, Some(InstanceState::Running));
 }
 

@@ -12,8 +12,8 @@ pub mod delay_link;
 pub mod hostile_sftp;
 pub mod netns;
 pub mod postgres;
-pub mod provider_standin;
 mod process;
+pub mod provider_standin;
 pub mod secret_service;
 pub mod tcp_proxy;
 

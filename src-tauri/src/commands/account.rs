@@ -18,7 +18,9 @@ use crate::state::AppState;
 
 #[tauri::command]
 #[instrument(skip(state), err(Debug))]
-pub async fn account_list(state: tauri::State<'_, AppState>) -> Result<Vec<AccountSummary>, ApiError> {
+pub async fn account_list(
+    state: tauri::State<'_, AppState>,
+) -> Result<Vec<AccountSummary>, ApiError> {
     Ok(account::list(&state.store).await?)
 }
 
@@ -75,7 +77,9 @@ pub async fn account_sync(
             Ok(report) => reports.push(report),
             // One account only: its error is the answer.
             Err((_, err)) if account.is_some() => return Err(err.into()),
-            Err((account, err)) => tracing::warn!(provider = account.provider.as_str(), %err, "sync failed"),
+            Err((account, err)) => {
+                tracing::warn!(provider = account.provider.as_str(), %err, "sync failed")
+            }
         }
     }
     Ok(reports)

@@ -12,7 +12,7 @@ use reqwest::Method;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use super::http::{provider_words, refusal, Api, Answer};
+use super::http::{provider_words, refusal, Answer, Api};
 use super::remote::{self, Listing, PowerVerb, RemoteInstance, RemoteState, SshEndpoint};
 use super::AccountError;
 use crate::ssh::Secret;
@@ -205,13 +205,13 @@ pub async fn list(
             .await?;
         listing.requests += 1;
         let data = data(answer, None)?;
-        let items = data
-            .get("list")
-            .and_then(Value::as_array)
-            .ok_or_else(|| AccountError::Malformed {
-                provider: NAME,
-                detail: "no \"list\" in the page".into(),
-            })?;
+        let items =
+            data.get("list")
+                .and_then(Value::as_array)
+                .ok_or_else(|| AccountError::Malformed {
+                    provider: NAME,
+                    detail: "no \"list\" in the page".into(),
+                })?;
         for item in items {
             match parse_listed(item, now) {
                 Ok(instance) => listing.instances.push(instance),
@@ -256,10 +256,12 @@ pub async fn one(
         .as_str()
         .or_else(|| data.get("status").and_then(Value::as_str))
         .unwrap_or("");
-    let mut instance = parse_listed(&json!({ "uuid": id, "status": word }), now)
-        .map_err(|detail| AccountError::Malformed {
-            provider: NAME,
-            detail,
+    let mut instance =
+        parse_listed(&json!({ "uuid": id, "status": word }), now).map_err(|detail| {
+            AccountError::Malformed {
+                provider: NAME,
+                detail,
+            }
         })?;
     instance.state = state_of(word);
     Ok((instance.state != RemoteState::Gone).then_some(instance))

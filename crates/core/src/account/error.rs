@@ -14,7 +14,10 @@ pub enum AccountError {
     #[error("the environment variable {0} is not set or is empty")]
     NoKeyInEnv(String),
     #[error("{provider} already has an account labelled {label:?}; remove it first or choose another label")]
-    DuplicateAccount { provider: &'static str, label: String },
+    DuplicateAccount {
+        provider: &'static str,
+        label: String,
+    },
     #[error("no {provider} account labelled {label:?}; add it first with `leasehold account add`")]
     UnknownAccount { provider: String, label: String },
     #[error("no API key for the {provider} account {label:?} is in the keychain (or in ${env}); add the account again")]
@@ -24,9 +27,15 @@ pub enum AccountError {
         env: String,
     },
     #[error("{provider} refused the API key: {detail}")]
-    KeyRefused { provider: &'static str, detail: String },
+    KeyRefused {
+        provider: &'static str,
+        detail: String,
+    },
     #[error("{provider} could not be reached: {detail}")]
-    Unreachable { provider: &'static str, detail: String },
+    Unreachable {
+        provider: &'static str,
+        detail: String,
+    },
     #[error("{provider} answered HTTP {status}: {detail}")]
     Refused {
         provider: &'static str,
@@ -34,9 +43,15 @@ pub enum AccountError {
         detail: String,
     },
     #[error("{provider} kept answering 429 (too many requests) after {attempts} tries; try again in a minute")]
-    RateLimited { provider: &'static str, attempts: u32 },
+    RateLimited {
+        provider: &'static str,
+        attempts: u32,
+    },
     #[error("{provider} sent an answer Leasehold cannot read ({detail})")]
-    Malformed { provider: &'static str, detail: String },
+    Malformed {
+        provider: &'static str,
+        detail: String,
+    },
     #[error("{provider} does not know the instance {id}")]
     UnknownRemote { provider: &'static str, id: String },
     #[error("{provider} will not {action} this instance now: {detail}")]
@@ -106,23 +121,37 @@ impl Coded for AccountError {
 
     fn params(&self) -> Vec<(&'static str, String)> {
         match self {
-            Self::UnknownProvider(v) | Self::BadLabel(v) | Self::NoKeyInEnv(v) | Self::BadDate(v) => {
+            Self::UnknownProvider(v)
+            | Self::BadLabel(v)
+            | Self::NoKeyInEnv(v)
+            | Self::BadDate(v) => {
                 vec![("value", v.clone())]
             }
             Self::Keychain(detail) => vec![("detail", detail.clone())],
             Self::DuplicateAccount { provider, label } => {
-                vec![("provider", (*provider).to_owned()), ("label", label.clone())]
+                vec![
+                    ("provider", (*provider).to_owned()),
+                    ("label", label.clone()),
+                ]
             }
             Self::UnknownAccount { provider, label } => {
                 vec![("provider", provider.clone()), ("label", label.clone())]
             }
-            Self::NoKey { provider, label, .. } => {
-                vec![("provider", (*provider).to_owned()), ("label", label.clone())]
+            Self::NoKey {
+                provider, label, ..
+            } => {
+                vec![
+                    ("provider", (*provider).to_owned()),
+                    ("label", label.clone()),
+                ]
             }
             Self::KeyRefused { provider, detail }
             | Self::Unreachable { provider, detail }
             | Self::Malformed { provider, detail } => {
-                vec![("provider", (*provider).to_owned()), ("detail", detail.clone())]
+                vec![
+                    ("provider", (*provider).to_owned()),
+                    ("detail", detail.clone()),
+                ]
             }
             Self::Refused {
                 provider,
@@ -139,7 +168,10 @@ impl Coded for AccountError {
             }
             Self::ActionNotAllowed {
                 provider, detail, ..
-            } => vec![("provider", (*provider).to_owned()), ("detail", detail.clone())],
+            } => vec![
+                ("provider", (*provider).to_owned()),
+                ("detail", detail.clone()),
+            ],
             Self::ActionUnsupported { provider, .. } => vec![("provider", (*provider).to_owned())],
             Self::NotLinked { name } => vec![("name", name.clone())],
             Self::NotConfirmed {

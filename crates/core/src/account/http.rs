@@ -107,7 +107,9 @@ impl Api {
                 .header(reqwest::header::ACCEPT, "application/json");
             request = match self.provider {
                 // AutoDL's documented header is the bare token.
-                Provider::Autodl => request.header(reqwest::header::AUTHORIZATION, self.key.expose()),
+                Provider::Autodl => {
+                    request.header(reqwest::header::AUTHORIZATION, self.key.expose())
+                }
                 _ => request.bearer_auth(self.key.expose()),
             };
             if let Some(body) = body {
@@ -140,7 +142,11 @@ impl Api {
             };
             last_error = outcome.err();
             if attempt < self.backoff.attempts {
-                tracing::info!(provider = name, attempt, "provider busy or unreachable; waiting");
+                tracing::info!(
+                    provider = name,
+                    attempt,
+                    "provider busy or unreachable; waiting"
+                );
                 tokio::time::sleep(wait).await;
                 wait = wait.saturating_mul(2).min(Duration::from_secs(30));
             }
@@ -256,18 +262,27 @@ mod tests {
     #[test]
     fn each_providers_error_words() {
         assert_eq!(
-            provider_words(&json!({"title": "Unauthorized", "status": 401, "detail": "invalid api key"})),
+            provider_words(
+                &json!({"title": "Unauthorized", "status": 401, "detail": "invalid api key"})
+            ),
             "invalid api key"
         );
         assert_eq!(
-            provider_words(&json!({"success": false, "error": "auth_error", "msg": "Invalid user key"})),
+            provider_words(
+                &json!({"success": false, "error": "auth_error", "msg": "Invalid user key"})
+            ),
             "Invalid user key"
         );
         assert_eq!(
-            provider_words(&json!({"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}})),
+            provider_words(
+                &json!({"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}})
+            ),
             "API key was invalid"
         );
-        assert_eq!(provider_words(&json!({"code": "AuthFailed", "msg": "token 无效"})), "token 无效");
+        assert_eq!(
+            provider_words(&json!({"code": "AuthFailed", "msg": "token 无效"})),
+            "token 无效"
+        );
         assert_eq!(provider_words(&json!(null)), "");
     }
 }

@@ -48,8 +48,11 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
         ),
         provider_word: remote::clean_text(word, 20),
         gpu_model: remote::gpu_model(gpu_name),
-        gpu_count: remote::gpu_count(kind.and_then(|k| k.get("specs")).and_then(|s| s.get("gpus")))
-            .unwrap_or(1),
+        gpu_count: remote::gpu_count(
+            kind.and_then(|k| k.get("specs"))
+                .and_then(|s| s.get("gpus")),
+        )
+        .unwrap_or(1),
         region: item
             .get("region")
             .and_then(|r| r.get("name"))
@@ -76,7 +79,9 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
 }
 
 pub async fn check_key(api: &Api) -> Result<(), AccountError> {
-    let answer = api.send(Method::GET, "/api/v1/instances", &[], None).await?;
+    let answer = api
+        .send(Method::GET, "/api/v1/instances", &[], None)
+        .await?;
     if (200..300).contains(&answer.status) {
         Ok(())
     } else {
@@ -85,7 +90,9 @@ pub async fn check_key(api: &Api) -> Result<(), AccountError> {
 }
 
 pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError> {
-    let answer = api.send(Method::GET, "/api/v1/instances", &[], None).await?;
+    let answer = api
+        .send(Method::GET, "/api/v1/instances", &[], None)
+        .await?;
     if !(200..300).contains(&answer.status) {
         return Err(refusal(NAME, &answer, None));
     }

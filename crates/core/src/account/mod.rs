@@ -335,7 +335,11 @@ pub async fn add(
     now: DateTime<Utc>,
 ) -> Result<AddReport, AccountError> {
     {
-        let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+        let mut conn = store
+            .pool()
+            .acquire()
+            .await
+            .map_err(crate::store::StoreError::from)?;
         if repo::find_account(&mut conn, account.provider.as_str(), &account.label)
             .await?
             .is_some()
@@ -382,7 +386,11 @@ pub async fn add(
 
 /// Every account, by provider then label.
 pub async fn list(store: &Store) -> Result<Vec<AccountSummary>, AccountError> {
-    let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
     let rows = repo::list_accounts(&mut conn).await?;
     let links = repo::all_links(&mut conn).await?;
     let mut out = Vec::new();
@@ -443,7 +451,10 @@ mod tests {
     #[test]
     fn account_refs_and_labels() {
         let a = AccountRef::parse("runpod").unwrap();
-        assert_eq!((a.provider, a.label.as_str()), (Provider::Runpod, "default"));
+        assert_eq!(
+            (a.provider, a.label.as_str()),
+            (Provider::Runpod, "default")
+        );
         let b = AccountRef::parse("vast:lab-2").unwrap();
         assert_eq!((b.provider, b.label.as_str()), (Provider::Vast, "lab-2"));
         assert!(matches!(
@@ -466,7 +477,11 @@ mod tests {
             origin_of("http://127.0.0.1:8080/x").as_deref(),
             Some("http://127.0.0.1:8080")
         );
-        assert_eq!(origin_of("http://example.com"), None, "no cleartext key off this computer");
+        assert_eq!(
+            origin_of("http://example.com"),
+            None,
+            "no cleartext key off this computer"
+        );
         assert_eq!(origin_of("ftp://x"), None);
     }
 }

@@ -12,9 +12,9 @@ use super::remote::{PowerVerb, RemoteState};
 use super::{client, key_of, AccountError, AccountRef, Backoff, Endpoints, Provider};
 use crate::billing::{ledger, InstanceState, PowerAction};
 use crate::clock::Clock;
+use crate::stop::StopWait;
 use crate::store::accounts as repo;
 use crate::store::Store;
-use crate::stop::StopWait;
 
 /// A confirmed power change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -205,9 +205,7 @@ async fn release_allowed(store: &Store, name: &str) -> Result<(), AccountError> 
     };
     match crate::release::latest_check(store, name).await {
         Ok(Some(check)) if !check.blocked => Ok(()),
-        Ok(Some(check)) => Err(blocked(
-            crate::release::blocking(&check.checks).join(", "),
-        )),
+        Ok(Some(check)) => Err(blocked(crate::release::blocking(&check.checks).join(", "))),
         Ok(None) => Err(blocked("no release check has been run".to_owned())),
         Err(err) => Err(blocked(err.to_string())),
     }

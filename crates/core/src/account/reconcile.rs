@@ -96,10 +96,7 @@ pub fn explain(
     stopped_seconds: i64,
 ) -> (String, Option<BillingRules>) {
     let Some(charged) = charged else {
-        return (
-            format!("{provider_name} has no charge for this day"),
-            None,
-        );
+        return (format!("{provider_name} has no charge for this day"), None);
     };
     let difference = charged - ledger;
     let tolerance = (charged.abs() / Decimal::ONE_HUNDRED).max(Decimal::new(1, 2));
@@ -232,7 +229,10 @@ pub async fn reconcile(
                 });
                 let (reason, suggested_rules) = if charges.is_none() {
                     (
-                        format!("{} keeps no billing records to compare with", provider.display()),
+                        format!(
+                            "{} keeps no billing records to compare with",
+                            provider.display()
+                        ),
                         None,
                     )
                 } else {
@@ -284,14 +284,20 @@ async fn autodl_rows(
     for day in from.iter_days().take_while(|d| *d <= to) {
         let (start, end) = day_bounds(day, now);
         let before = spend.iter().filter(|s| s.at <= start).last();
-        let inside: Vec<_> = spend.iter().filter(|s| s.at > start && s.at < end).collect();
+        let inside: Vec<_> = spend
+            .iter()
+            .filter(|s| s.at > start && s.at < end)
+            .collect();
         let (Some(first), Some(last)) = (before.or(inside.first().copied()), inside.last()) else {
             continue;
         };
         if first.at >= last.at {
             continue;
         }
-        let (Ok(a), Ok(b)) = (first.total.parse::<Decimal>(), last.total.parse::<Decimal>()) else {
+        let (Ok(a), Ok(b)) = (
+            first.total.parse::<Decimal>(),
+            last.total.parse::<Decimal>(),
+        ) else {
             continue;
         };
         let charged = b - a;
@@ -366,7 +372,8 @@ mod tests {
     #[test]
     fn a_charge_while_stopped_suggests_a_storage_rate() {
         let rules = BillingRules::simple(dec!(0.44), 1);
-        let (reason, suggestion) = explain("RunPod", dec!(4.40), Some(dec!(4.60)), &rules, 10 * 3600);
+        let (reason, suggestion) =
+            explain("RunPod", dec!(4.40), Some(dec!(4.60)), &rules, 10 * 3600);
         assert!(reason.contains("stopped"), "{reason}");
         assert_eq!(
             suggestion.unwrap().stopped_billing,

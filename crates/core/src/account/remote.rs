@@ -182,9 +182,13 @@ pub fn clean_text(raw: &str, max: usize) -> String {
     let mut out = String::new();
     let mut space = false;
     for c in raw.chars() {
-        let invisible = c.is_control()
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}');
-        if invisible || c.is_whitespace() {
+        // Zero-width and direction marks vanish; control characters (newlines, escapes) part
+        // words like spaces do.
+        if matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}')
+        {
+            continue;
+        }
+        if c.is_control() || c.is_whitespace() {
             space = !out.is_empty();
             continue;
         }
@@ -281,7 +285,7 @@ mod tests {
         assert_eq!(clean_text("a\nb\"c'\u{202E}d", 80), "a b\"c'd");
         assert_eq!(clean_text("  \u{200B} ", 80), "");
         assert_eq!(clean_text(&"x".repeat(10_000), 80).chars().count(), 80);
-        assert_eq!(clean_text("\x1b]0;pwned\x07name", 80), "]0;pwnedname");
+        assert_eq!(clean_text("\x1b]0;pwned\x07name", 80), "]0;pwned name");
     }
 
     #[test]

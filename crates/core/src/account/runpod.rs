@@ -130,12 +130,14 @@ pub async fn one(
         .send(Method::GET, &format!("/v2/pods/{id}"), &[], None)
         .await?;
     match answer.status {
-        200..=299 => parse_pod(&answer.body, now)
-            .map(Some)
-            .map_err(|detail| AccountError::Malformed {
-                provider: NAME,
-                detail,
-            }),
+        200..=299 => {
+            parse_pod(&answer.body, now)
+                .map(Some)
+                .map_err(|detail| AccountError::Malformed {
+                    provider: NAME,
+                    detail,
+                })
+        }
         404 => Ok(None),
         _ => Err(refusal(NAME, &answer, Some(id))),
     }
@@ -148,7 +150,11 @@ pub async fn power(api: &Api, id: &str, verb: PowerVerb) -> Result<(), AccountEr
                 .await?
         }
         PowerVerb::On | PowerVerb::Off => {
-            let action = if verb == PowerVerb::On { "start" } else { "stop" };
+            let action = if verb == PowerVerb::On {
+                "start"
+            } else {
+                "stop"
+            };
             api.send(
                 Method::POST,
                 &format!("/v2/pods/{id}/action"),
@@ -182,8 +188,14 @@ pub async fn charges(
         .unwrap_or_default()
         .and_utc();
     let query = [
-        ("startTime", start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-        ("endTime", end.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        (
+            "startTime",
+            start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
+        (
+            "endTime",
+            end.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
         ("bucketSize", "day".to_owned()),
         ("podId", id.to_owned()),
     ];

@@ -103,11 +103,7 @@ pub struct Plan {
 pub type Unlinked = HashMap<String, Known>;
 
 fn clamp(at: DateTime<Utc>, floor: &[Option<DateTime<Utc>>], now: DateTime<Utc>) -> DateTime<Utc> {
-    floor
-        .iter()
-        .flatten()
-        .fold(at, |t, f| t.max(*f))
-        .min(now)
+    floor.iter().flatten().fold(at, |t, f| t.max(*f)).min(now)
 }
 
 /// The ledger event that brings `ledger` in line with `remote`, if any.
@@ -162,11 +158,7 @@ fn import_rules(provider: Provider, remote: &RemoteInstance, price: Decimal) -> 
 }
 
 /// A ledger name from the provider's: its name (or provider and id), made unique.
-pub fn unique_name(
-    provider: Provider,
-    remote: &RemoteInstance,
-    taken: &HashSet<String>,
-) -> String {
+pub fn unique_name(provider: Provider, remote: &RemoteInstance, taken: &HashSet<String>) -> String {
     let base = if remote.name.is_empty() {
         format!("{}-{}", provider.as_str(), remote.id)
     } else {
@@ -176,7 +168,10 @@ pub fn unique_name(
     if !taken.contains(&base) {
         return base;
     }
-    let with_id = format!("{base} ({})", remote.id.chars().take(12).collect::<String>());
+    let with_id = format!(
+        "{base} ({})",
+        remote.id.chars().take(12).collect::<String>()
+    );
     if !taken.contains(&with_id) {
         return with_id;
     }
@@ -226,7 +221,10 @@ pub fn plan(
                 k.name,
                 provider.display()
             ));
-            note = Some(format!("released in the ledger, still listed by {}", provider.display()));
+            note = Some(format!(
+                "released in the ledger, still listed by {}",
+                provider.display()
+            ));
         }
         if let Some(kind) = event_for(state, k.ledger_state) {
             let stamp = match (&kind, remote) {
@@ -306,7 +304,11 @@ pub fn plan(
                 "{} instance {} ({}) is not recorded yet: {} gives no price for it while it is {}",
                 provider.display(),
                 remote.id,
-                if remote.name.is_empty() { "no name" } else { &remote.name },
+                if remote.name.is_empty() {
+                    "no name"
+                } else {
+                    &remote.name
+                },
                 provider.display(),
                 remote.provider_word
             ));
@@ -318,7 +320,11 @@ pub fn plan(
         let mut then = Vec::new();
         match remote.state {
             RemoteState::Running => then.push(LedgerEvent::new(
-                clamp(remote.started_at.unwrap_or(created_at), &[Some(created_at)], now),
+                clamp(
+                    remote.started_at.unwrap_or(created_at),
+                    &[Some(created_at)],
+                    now,
+                ),
                 EventKind::Started,
             )),
             RemoteState::Stopped => {
@@ -372,7 +378,9 @@ async fn known_of(
     let detail = match ledger::show(store, name, now).await {
         Ok(detail) => detail,
         Err(err) => {
-            warnings.push(format!("{name}: skipped, its ledger cannot be read ({err})"));
+            warnings.push(format!(
+                "{name}: skipped, its ledger cannot be read ({err})"
+            ));
             return None;
         }
     };
@@ -395,7 +403,12 @@ async fn known_of(
         link_state: link.and_then(|l| RemoteState::parse(&l.remote_state)),
         // Not linked yet: nothing of the provider's was seen before the ledger's own history.
         seen_at: link.map_or_else(
-            || detail.events.last().map_or(detail.summary.created_at, |e| e.at),
+            || {
+                detail
+                    .events
+                    .last()
+                    .map_or(detail.summary.created_at, |e| e.at)
+            },
             |l| l.seen_at,
         ),
         ledger_state: detail.summary.state,
@@ -421,7 +434,11 @@ pub async fn sync_account(
     now: DateTime<Utc>,
 ) -> Result<SyncReport, AccountError> {
     let row = {
-        let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+        let mut conn = store
+            .pool()
+            .acquire()
+            .await
+            .map_err(crate::store::StoreError::from)?;
         row_of(&mut conn, account).await?
     };
     match sync_row(store, account, &row, endpoints, backoff, now).await {
@@ -447,7 +464,11 @@ async fn sync_row(
     let provider = account.provider;
     let key = key_of(account, row.key_env.as_deref())?;
     let (links, id_rows, instance_names) = {
-        let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+        let mut conn = store
+            .pool()
+            .acquire()
+            .await
+            .map_err(crate::store::StoreError::from)?;
         let links = repo::links_of(&mut conn, row.id).await?;
         let all_linked: HashSet<i64> = repo::all_links(&mut conn)
             .await?
@@ -587,7 +608,10 @@ async fn write(
                 note,
             } => {
                 // Instances linked just now get their link in `link_unlinked`.
-                if repo::link_of_instance(&mut tx, *instance_id).await?.is_some() {
+                if repo::link_of_instance(&mut tx, *instance_id)
+                    .await?
+                    .is_some()
+                {
                     repo::update_seen(&mut tx, *instance_id, state.as_str(), now, note.as_deref())
                         .await?;
                 }
@@ -635,10 +659,14 @@ async fn link_unlinked(
         else {
             continue;
         };
-        if repo::link_of_instance(&mut *tx, *instance_id).await?.is_some() {
+        if repo::link_of_instance(&mut *tx, *instance_id)
+            .await?
+            .is_some()
+        {
             continue;
         }
-        let Some(remote_id) = crate::store::provider_ids::find(&mut *tx, *instance_id).await? else {
+        let Some(remote_id) = crate::store::provider_ids::find(&mut *tx, *instance_id).await?
+        else {
             continue;
         };
         if !listing.instances.iter().any(|r| r.id == remote_id) {
@@ -706,7 +734,8 @@ fn remember_passwords(listing: &Listing) {
         let Ok(destination) = crate::connect::resolve(&endpoint.command()) else {
             continue;
         };
-        if let Err(err) = crate::ssh::store_secret(&crate::ssh::password_account(&destination), password)
+        if let Err(err) =
+            crate::ssh::store_secret(&crate::ssh::password_account(&destination), password)
         {
             tracing::warn!(%err, "the instance's password could not be kept in the keychain");
         }
@@ -754,7 +783,11 @@ pub async fn sync_all(
 
 /// Accounts whose background sync is due (not backing off).
 pub async fn due(store: &Store, now: DateTime<Utc>) -> Result<Vec<AccountRef>, AccountError> {
-    let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
     Ok(repo::list_accounts(&mut conn)
         .await?
         .into_iter()

@@ -46,15 +46,18 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
         .unwrap_or("");
     let state = state_of(word);
     // Direct (the public IP and the host port mapped to 22) before Vast.ai's SSH proxy.
-    let direct = item.get("public_ipaddr").and_then(Value::as_str).and_then(|ip| {
-        let mapped = item.get("ports")?.get("22/tcp")?.as_array()?.first()?;
-        let port = match mapped.get("HostPort")? {
-            Value::String(s) => s.trim().parse::<i64>().ok()?,
-            Value::Number(n) => n.as_i64()?,
-            _ => return None,
-        };
-        SshEndpoint::checked(ip, port, "root")
-    });
+    let direct = item
+        .get("public_ipaddr")
+        .and_then(Value::as_str)
+        .and_then(|ip| {
+            let mapped = item.get("ports")?.get("22/tcp")?.as_array()?.first()?;
+            let port = match mapped.get("HostPort")? {
+                Value::String(s) => s.trim().parse::<i64>().ok()?,
+                Value::Number(n) => n.as_i64()?,
+                _ => return None,
+            };
+            SshEndpoint::checked(ip, port, "root")
+        });
     let proxy = || {
         SshEndpoint::checked(
             item.get("ssh_host")?.as_str()?,
@@ -90,7 +93,12 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
 
 pub async fn check_key(api: &Api) -> Result<(), AccountError> {
     let answer = api
-        .send(Method::GET, "/api/v1/instances/", &[("limit", "1".into())], None)
+        .send(
+            Method::GET,
+            "/api/v1/instances/",
+            &[("limit", "1".into())],
+            None,
+        )
         .await?;
     if (200..300).contains(&answer.status) {
         Ok(())
@@ -155,12 +163,14 @@ pub async fn one(
         200..=299 => match answer.body.get("instances") {
             // A destroyed instance reads back as `{"instances": null}`.
             None | Some(Value::Null) => Ok(None),
-            Some(item) => parse_instance(item, now)
-                .map(Some)
-                .map_err(|detail| AccountError::Malformed {
-                    provider: NAME,
-                    detail,
-                }),
+            Some(item) => {
+                parse_instance(item, now)
+                    .map(Some)
+                    .map_err(|detail| AccountError::Malformed {
+                        provider: NAME,
+                        detail,
+                    })
+            }
         },
         404 => Ok(None),
         _ => Err(refusal(NAME, &answer, Some(id))),
@@ -172,7 +182,11 @@ pub async fn power(api: &Api, id: &str, verb: PowerVerb) -> Result<(), AccountEr
     let answer = match verb {
         PowerVerb::Release => api.send(Method::DELETE, &path, &[], None).await?,
         PowerVerb::On | PowerVerb::Off => {
-            let state = if verb == PowerVerb::On { "running" } else { "stopped" };
+            let state = if verb == PowerVerb::On {
+                "running"
+            } else {
+                "stopped"
+            };
             api.send(Method::PUT, &path, &[], Some(&json!({ "state": state })))
                 .await?
         }
@@ -191,7 +205,11 @@ pub async fn power(api: &Api, id: &str, verb: PowerVerb) -> Result<(), AccountEr
 /// What each instance was charged on `day` (the documented filter takes a day range in unix
 /// seconds; one range per day gives per-day amounts).
 pub async fn charges_on(api: &Api, day: NaiveDate) -> Result<Vec<Charge>, AccountError> {
-    let start = day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc().timestamp();
+    let start = day
+        .and_hms_opt(0, 0, 0)
+        .unwrap_or_default()
+        .and_utc()
+        .timestamp();
     let filters = json!({
         "day": {"gte": start, "lte": start + 86_399},
         "type": {"in": ["instance"]},

@@ -192,8 +192,12 @@ pub(crate) async fn append_in(
     }
     let rules_id = match &event.kind {
         EventKind::RuleChanged(rules) => Some(
-            repo::insert_rules(&mut *tx, loaded.row.id, &rows::rules_to_row(rules, event.at))
-                .await?,
+            repo::insert_rules(
+                &mut *tx,
+                loaded.row.id,
+                &rows::rules_to_row(rules, event.at),
+            )
+            .await?,
         ),
         _ => None,
     };

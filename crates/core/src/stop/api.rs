@@ -86,7 +86,11 @@ fn provider_of(api: StopApi) -> Provider {
 }
 
 /// The provider's word for the instance's power, from the JSON it answered.
-pub fn read_power_state(api: StopApi, answer: &serde_json::Value, now: DateTime<Utc>) -> PowerState {
+pub fn read_power_state(
+    api: StopApi,
+    answer: &serde_json::Value,
+    now: DateTime<Utc>,
+) -> PowerState {
     let parsed = match api {
         StopApi::Runpod => crate::account::runpod::parse_pod(answer, now),
         // `show instance` wraps the instance in `instances`.
@@ -184,8 +188,14 @@ mod tests {
     fn each_providers_word_for_powered_off() {
         let now = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
         let runpod = |v| read_power_state(StopApi::Runpod, &v, now);
-        assert_eq!(runpod(json!({"id": "p1", "status": "EXITED"})), PowerState::Stopped);
-        assert_eq!(runpod(json!({"id": "p1", "status": "TERMINATED"})), PowerState::Stopped);
+        assert_eq!(
+            runpod(json!({"id": "p1", "status": "EXITED"})),
+            PowerState::Stopped
+        );
+        assert_eq!(
+            runpod(json!({"id": "p1", "status": "TERMINATED"})),
+            PowerState::Stopped
+        );
         assert_eq!(
             runpod(json!({"id": "p1", "status": "RUNNING"})),
             PowerState::NotYet("RUNNING".into())
@@ -196,7 +206,9 @@ mod tests {
             PowerState::Stopped
         );
         assert_eq!(
-            vast(json!({"instances": {"id": 4, "actual_status": "running", "intended_status": "stopped"}})),
+            vast(
+                json!({"instances": {"id": 4, "actual_status": "running", "intended_status": "stopped"}})
+            ),
             PowerState::NotYet("running".into()),
             "asked to stop is not stopped"
         );

@@ -92,7 +92,9 @@ pub type Answers<'a> = &'a (dyn Fn() -> BoxFuture<'static, LoginLook> + Send + S
 
 /// A probe for [`Answers`] from how the instance is reached: connect with a short timeout and
 /// run `true`.
-pub fn answers_for(request: ConnectRequest) -> impl Fn() -> BoxFuture<'static, LoginLook> + Send + Sync {
+pub fn answers_for(
+    request: ConnectRequest,
+) -> impl Fn() -> BoxFuture<'static, LoginLook> + Send + Sync {
     move || {
         let request = ConnectRequest {
             connect_timeout: Some(Duration::from_secs(5)),

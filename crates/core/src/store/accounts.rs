@@ -142,12 +142,12 @@ pub async fn links_of(
     conn: &mut SqliteConnection,
     account_id: i64,
 ) -> Result<Vec<LinkRow>, StoreError> {
-    Ok(
-        sqlx::query_as(&format!("{LINK_SELECT} WHERE l.account_id = ? ORDER BY i.id"))
-            .bind(account_id)
-            .fetch_all(conn)
-            .await?,
-    )
+    Ok(sqlx::query_as(&format!(
+        "{LINK_SELECT} WHERE l.account_id = ? ORDER BY i.id"
+    ))
+    .bind(account_id)
+    .fetch_all(conn)
+    .await?)
 }
 
 pub async fn link_of_instance(
@@ -178,7 +178,10 @@ pub struct NewLink<'a> {
     pub note: Option<&'a str>,
 }
 
-pub async fn insert_link(conn: &mut SqliteConnection, link: &NewLink<'_>) -> Result<(), StoreError> {
+pub async fn insert_link(
+    conn: &mut SqliteConnection,
+    link: &NewLink<'_>,
+) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO account_instances
              (instance_id, account_id, remote_id, remote_state, seen_at, imported, acknowledged, note)
@@ -218,7 +221,10 @@ pub async fn update_seen(
     Ok(())
 }
 
-pub async fn acknowledge(conn: &mut SqliteConnection, instance_id: i64) -> Result<bool, StoreError> {
+pub async fn acknowledge(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+) -> Result<bool, StoreError> {
     let done = sqlx::query("UPDATE account_instances SET acknowledged = 1 WHERE instance_id = ?")
         .bind(instance_id)
         .execute(conn)
