@@ -52,7 +52,7 @@ pub fn start(app: tauri::AppHandle) {
                     }
                     // Remembered on the account (its words, a back-off) by core.
                     Err(err) => {
-                        tracing::info!(provider = account.provider.as_str(), %err, "sync failed")
+                        tracing::info!(provider = account.provider.as_str(), %err, "sync failed");
                     }
                 }
             }

@@ -223,7 +223,7 @@ fn power_off_over_budget(state: &AppState, instance: String) {
             .await
         {
             Ok(report) => {
-                tracing::info!(%instance, via = ?report.via, "powered off at 100 % of budget")
+                tracing::info!(%instance, via = ?report.via, "powered off at 100 % of budget");
             }
             Err(err) => tracing::warn!(%instance, %err, "could not power off at 100 % of budget"),
         }

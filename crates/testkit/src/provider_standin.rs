@@ -57,17 +57,20 @@ impl ProviderStandin {
     }
 
     /// Replace the account's instances (the stand-in's neutral form, see its docstring).
-    pub fn set_instances(&self, instances: Value) {
+    pub fn set_instances(&self, instances: impl Into<Value>) {
+        let instances = instances.into();
         self.call("POST", "/_standin/instances", Some(&instances));
     }
 
     /// Change one instance (`{"state": "stopped"}`, `{"price": "0.79"}`, `{"state": "gone"}` …).
-    pub fn patch(&self, id: &str, change: Value) {
+    pub fn patch(&self, id: &str, change: impl Into<Value>) {
+        let change = change.into();
         self.call("PATCH", &format!("/_standin/instances/{id}"), Some(&change));
     }
 
     /// Failures, page size, confirmation delay, charges, AutoDL's total spend.
-    pub fn script(&self, script: Value) {
+    pub fn script(&self, script: impl Into<Value>) {
+        let script = script.into();
         self.call("POST", "/_standin/script", Some(&script));
     }
 

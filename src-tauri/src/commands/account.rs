@@ -78,7 +78,7 @@ pub async fn account_sync(
             // One account only: its error is the answer.
             Err((_, err)) if account.is_some() => return Err(err.into()),
             Err((account, err)) => {
-                tracing::warn!(provider = account.provider.as_str(), %err, "sync failed")
+                tracing::warn!(provider = account.provider.as_str(), %err, "sync failed");
             }
         }
     }

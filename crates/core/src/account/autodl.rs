@@ -34,9 +34,9 @@ fn state_of(word: &str) -> RemoteState {
 }
 
 /// `data` of a successful answer; a refusal in AutoDL's words otherwise.
-fn data(answer: Answer, id: Option<&str>) -> Result<Value, AccountError> {
+fn data(answer: &Answer, id: Option<&str>) -> Result<Value, AccountError> {
     if !(200..300).contains(&answer.status) {
-        return Err(refusal(NAME, &answer, id));
+        return Err(refusal(NAME, answer, id));
     }
     match answer.body.get("code").and_then(Value::as_str) {
         Some("Success") => Ok(answer.body.get("data").cloned().unwrap_or(Value::Null)),
@@ -167,7 +167,7 @@ pub async fn balance(api: &Api) -> Result<Decimal, AccountError> {
             Some(&json!({})),
         )
         .await?;
-    let data = data(answer, None)?;
+    let data = data(&answer, None)?;
     milli_yuan(data.get("accumulate")).ok_or_else(|| AccountError::Malformed {
         provider: NAME,
         detail: "no \"accumulate\" in the balance".into(),
@@ -183,7 +183,7 @@ pub async fn snapshot(api: &Api, id: &str) -> Result<Value, AccountError> {
             None,
         )
         .await?;
-    data(answer, Some(id))
+    data(&answer, Some(id))
 }
 
 /// Every Pro instance; `needs_snapshot` says which ones to read in full (new or changed ones:
@@ -204,7 +204,7 @@ pub async fn list(
             )
             .await?;
         listing.requests += 1;
-        let data = data(answer, None)?;
+        let data = data(&answer, None)?;
         let items =
             data.get("list")
                 .and_then(Value::as_array)
@@ -246,7 +246,7 @@ pub async fn one(
             None,
         )
         .await?;
-    let data = match data(answer, Some(id)) {
+    let data = match data(&answer, Some(id)) {
         Ok(data) => data,
         Err(AccountError::UnknownRemote { .. }) => return Ok(None),
         Err(err) => return Err(err),
@@ -276,7 +276,7 @@ pub async fn power(api: &Api, id: &str, verb: PowerVerb) -> Result<(), AccountEr
     let answer = api
         .send(Method::POST, &format!("{PRO}/{path}"), &[], Some(&body))
         .await?;
-    match data(answer, Some(id)) {
+    match data(&answer, Some(id)) {
         Ok(_) => Ok(()),
         Err(AccountError::Refused { detail, .. }) => Err(AccountError::ActionNotAllowed {
             provider: NAME,

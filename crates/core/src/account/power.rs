@@ -92,11 +92,13 @@ fn verbs_now(provider: Provider, state: Option<RemoteState>) -> Vec<PowerVerb> {
         .verbs()
         .iter()
         .copied()
-        .filter(|verb| match (verb, state) {
-            (_, Some(RemoteState::Gone)) => false,
-            (PowerVerb::On, Some(RemoteState::Running)) => false,
-            (PowerVerb::Off, Some(RemoteState::Stopped)) => false,
-            _ => true,
+        .filter(|verb| {
+            !matches!(
+                (verb, state),
+                (_, Some(RemoteState::Gone))
+                    | (PowerVerb::On, Some(RemoteState::Running))
+                    | (PowerVerb::Off, Some(RemoteState::Stopped))
+            )
         })
         .collect()
 }

@@ -283,7 +283,7 @@ async fn autodl_rows(
     let mut rows = Vec::new();
     for day in from.iter_days().take_while(|d| *d <= to) {
         let (start, end) = day_bounds(day, now);
-        let before = spend.iter().filter(|s| s.at <= start).last();
+        let before = spend.iter().rfind(|s| s.at <= start);
         let inside: Vec<_> = spend
             .iter()
             .filter(|s| s.at > start && s.at < end)

@@ -268,7 +268,7 @@ pub fn plan(
                         plan.changes.push(Change::Endpoint {
                             instance: k.name.clone(),
                             endpoint: endpoint.clone(),
-                        })
+                        });
                     }
                     Some(saved) => plan.warnings.push(format!(
                         "{}: {} now gives {}@{}:{} for SSH; the saved target ({}:{}) was left as it is",

@@ -254,7 +254,7 @@ pub async fn charges_on(api: &Api, day: NaiveDate) -> Result<Vec<Charge>, Accoun
         }
         match answer.body.get("next_token").and_then(Value::as_str) {
             Some(token) if !token.is_empty() && !results.is_empty() => {
-                after = Some(token.to_owned())
+                after = Some(token.to_owned());
             }
             _ => return Ok(found),
         }
