@@ -15,4 +15,13 @@ resumed_bytes: number,
 /**
  * Every file's SHA-256 was compared on both sides.
  */
-verified: boolean, seconds: number, };
+verified: boolean, seconds: number, 
+/**
+ * Symbolic links in a downloaded folder, left alone (SFTP lists them without following;
+ * what they point to may be outside the folder or missing).
+ */
+skipped_links: number, 
+/**
+ * The first few of them (remote paths).
+ */
+skipped_links_named: Array<string>, };

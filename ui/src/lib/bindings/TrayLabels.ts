@@ -32,4 +32,8 @@ job_cancelled: string,
 /**
  * "{job} on {instance} is lost" pattern (the instance restarted, or its folder is gone).
  */
-job_lost: string, };
+job_lost: string, 
+/**
+ * "New instance on your {provider} account: {name}" pattern (see `accounts_watch`).
+ */
+account_new_instance: string, };
