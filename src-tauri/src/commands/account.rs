@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use leasehold_core::account::power::{InstanceLink, PowerReport};
 use leasehold_core::account::reconcile::ReconcileRow;
-use leasehold_core::account::sync::SyncReport;
+use leasehold_core::account::sync::AccountSyncReport;
 use leasehold_core::account::{
     self, AccountRef, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb,
 };
@@ -62,7 +62,7 @@ pub async fn account_remove(
 pub async fn account_sync(
     state: tauri::State<'_, AppState>,
     account: Option<AccountRef>,
-) -> Result<Vec<SyncReport>, ApiError> {
+) -> Result<Vec<AccountSyncReport>, ApiError> {
     let results = account::sync::sync_all(
         &state.store,
         account.as_ref(),

@@ -37,7 +37,7 @@ pub struct SyncEvent {
 /// What one account's sync did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(export)]
-pub struct SyncReport {
+pub struct AccountSyncReport {
     pub provider: Provider,
     pub label: String,
     /// Names given to instances nobody had recorded.
@@ -432,7 +432,7 @@ pub async fn sync_account(
     endpoints: &Endpoints,
     backoff: Backoff,
     now: DateTime<Utc>,
-) -> Result<SyncReport, AccountError> {
+) -> Result<AccountSyncReport, AccountError> {
     let row = {
         let mut conn = store
             .pool()
@@ -460,7 +460,7 @@ async fn sync_row(
     endpoints: &Endpoints,
     backoff: Backoff,
     now: DateTime<Utc>,
-) -> Result<SyncReport, AccountError> {
+) -> Result<AccountSyncReport, AccountError> {
     let provider = account.provider;
     let key = key_of(account, row.key_env.as_deref())?;
     let (links, id_rows, instance_names) = {
@@ -528,7 +528,7 @@ async fn sync_row(
     warnings.append(&mut plan.warnings);
     let report = write(store, account, row.id, &listing, &plan, spend, now).await?;
     remember_passwords(&listing);
-    Ok(SyncReport {
+    Ok(AccountSyncReport {
         warnings,
         unchanged: plan.unchanged,
         requests: listing.requests,
@@ -544,7 +544,7 @@ async fn write(
     plan: &Plan,
     spend: Option<Decimal>,
     now: DateTime<Utc>,
-) -> Result<SyncReport, AccountError> {
+) -> Result<AccountSyncReport, AccountError> {
     let mut tx = store.write().await?;
     let mut imported = Vec::new();
     let mut events = Vec::new();
@@ -631,7 +631,7 @@ async fn write(
     }
     repo::mark_synced(&mut tx, account_id, now).await?;
     tx.commit().await.map_err(crate::store::StoreError::from)?;
-    Ok(SyncReport {
+    Ok(AccountSyncReport {
         provider: account.provider,
         label: account.label.clone(),
         imported,
@@ -750,7 +750,7 @@ pub async fn sync_all(
     endpoints: &Endpoints,
     backoff: Backoff,
     now: DateTime<Utc>,
-) -> Result<Vec<Result<SyncReport, (AccountRef, AccountError)>>, AccountError> {
+) -> Result<Vec<Result<AccountSyncReport, (AccountRef, AccountError)>>, AccountError> {
     let accounts = super::list(store).await?;
     if let Some(only) = only {
         if !accounts

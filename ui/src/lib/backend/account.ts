@@ -8,7 +8,7 @@ import type { InstanceLink } from '../bindings/InstanceLink'
 import type { PowerReport } from '../bindings/PowerReport'
 import type { PowerVerb } from '../bindings/PowerVerb'
 import type { ReconcileRow } from '../bindings/ReconcileRow'
-import type { SyncReport } from '../bindings/SyncReport'
+import type { AccountSyncReport } from '../bindings/AccountSyncReport'
 import { call } from './ipc'
 
 export function accountList(): Promise<AccountSummary[]> {
@@ -25,8 +25,8 @@ export function accountRemove(account: AccountRef): Promise<void> {
 }
 
 /** Sync one account now, or every account when none is given. */
-export function accountSync(account: AccountRef | null): Promise<SyncReport[]> {
-  return call<SyncReport[]>('account_sync', { account })
+export function accountSync(account: AccountRef | null): Promise<AccountSyncReport[]> {
+  return call<AccountSyncReport[]>('account_sync', { account })
 }
 
 export function accountLink(instance: string): Promise<InstanceLink | null> {
