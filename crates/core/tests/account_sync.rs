@@ -67,7 +67,7 @@ async fn sync_at(
     account: &AccountRef,
     base: &str,
     now: DateTime<Utc>,
-) -> Result<sync::SyncReport, AccountError> {
+) -> Result<sync::AccountSyncReport, AccountError> {
     sync::sync_account(store, account, &Endpoints::all_at(base), quick(), now).await
 }
 
