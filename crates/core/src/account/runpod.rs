@@ -130,14 +130,12 @@ pub async fn one(
         .send(Method::GET, &format!("/v2/pods/{id}"), &[], None)
         .await?;
     match answer.status {
-        200..=299 => {
-            parse_pod(&answer.body, now)
-                .map(Some)
-                .map_err(|detail| AccountError::Malformed {
-                    provider: NAME,
-                    detail,
-                })
-        }
+        200..=299 => parse_pod(&with_id(&answer.body, id), now)
+            .map(Some)
+            .map_err(|detail| AccountError::Malformed {
+                provider: NAME,
+                detail,
+            }),
         404 => Ok(None),
         _ => Err(refusal(NAME, &answer, Some(id))),
     }
@@ -227,4 +225,13 @@ pub async fn charges(
             })
         })
         .collect())
+}
+
+/// `pod` with `"id": id` when it carries none (the id asked for stands in).
+fn with_id(pod: &Value, id: &str) -> Value {
+    let mut pod = pod.clone();
+    if let Value::Object(fields) = &mut pod {
+        fields.entry("id").or_insert_with(|| Value::from(id));
+    }
+    pod
 }

@@ -163,14 +163,13 @@ pub async fn one(
         200..=299 => match answer.body.get("instances") {
             // A destroyed instance reads back as `{"instances": null}`.
             None | Some(Value::Null) => Ok(None),
-            Some(item) => {
-                parse_instance(item, now)
-                    .map(Some)
-                    .map_err(|detail| AccountError::Malformed {
-                        provider: NAME,
-                        detail,
-                    })
-            }
+            // The id asked for stands in where the answer leaves it out.
+            Some(item) => parse_instance(&with_id(item, id), now)
+                .map(Some)
+                .map_err(|detail| AccountError::Malformed {
+                    provider: NAME,
+                    detail,
+                }),
         },
         404 => Ok(None),
         _ => Err(refusal(NAME, &answer, Some(id))),
@@ -260,4 +259,15 @@ pub async fn charges_on(api: &Api, day: NaiveDate) -> Result<Vec<Charge>, Accoun
         }
     }
     Ok(found)
+}
+
+/// `item` with `"id": id` when it carries none.
+fn with_id(item: &Value, id: &str) -> Value {
+    let mut item = item.clone();
+    if let Value::Object(fields) = &mut item {
+        fields
+            .entry("id")
+            .or_insert_with(|| id.parse::<u64>().map_or(Value::Null, Value::from));
+    }
+    item
 }
