@@ -87,7 +87,7 @@ describe('provider accounts', () => {
 
     await goTo(s, 'rentals')
     await s.waitFor('[data-testid="rental-new"]')
-    assert.match(await s.text('[data-testid="rental-card"]'), /forgotten-4090/)
+    await s.waitFor('[data-testid="rental-card"][data-name="forgotten-4090"]')
     assert.match(await s.text('[data-testid="rental-synced"]'), /RunPod/)
     await screenshot(s, 'accounts-rentals-en')
   })
@@ -114,14 +114,15 @@ describe('provider accounts', () => {
     assert.deepEqual(await standin.control('GET', 'violations'), [])
   })
 
-  it('zh-CN: the same card and settings in Chinese', async () => {
+  it('zh-CN: the same settings and card in Chinese', async () => {
     await switchLanguage(s, 'zh-CN')
-    await s.waitFor('[data-testid="provider-card"]')
-    assert.match(await s.text('[data-testid="provider-card"]'), /平台侧状态/)
-    await screenshot(s, 'accounts-instance-zh')
-    await goTo(s, 'settings')
     await s.waitFor('[data-testid="settings-accounts"]')
     assert.match(await s.text('[data-testid="settings-accounts"]'), /平台账号/)
     await screenshot(s, 'accounts-settings-zh')
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"]')
+    await s.waitFor('[data-testid="provider-card"]')
+    assert.match(await s.text('[data-testid="provider-card"]'), /平台侧状态/)
+    await screenshot(s, 'accounts-instance-zh')
   })
 })

@@ -33,6 +33,6 @@ echo "e2e: screenshots go to $LEASEHOLD_SCREENSHOT_DIR"
 # Test files given as arguments run alone (handy while working on one screen); default: all.
 if [ $# -gt 0 ]; then files=("$@"); else files=(tests/e2e/*.test.mjs); fi
 # A hard ceiling so a wedged WebKit process can never hold CI until its own limit.
-timeout --kill-after=15 1200 xvfb-run -a -s "-screen 0 1280x860x24 -nolisten tcp" \
+timeout --kill-after=15 1800 xvfb-run -a -s "-screen 0 1280x860x24 -nolisten tcp" \
   node --test --test-concurrency=1 "${files[@]}"
 echo "e2e: screenshots in $LEASEHOLD_SCREENSHOT_DIR"
