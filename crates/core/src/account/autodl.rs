@@ -203,23 +203,10 @@ pub async fn list(
                 Some(&json!({ "page_index": page_index, "page_size": PAGE })),
             )
             .await?;
-        listing.requests += 1;
         let data = data(&answer, None)?;
-        let items =
-            data.get("list")
-                .and_then(Value::as_array)
-                .ok_or_else(|| AccountError::Malformed {
-                    provider: NAME,
-                    detail: "no \"list\" in the page".into(),
-                })?;
-        for item in items {
-            match parse_listed(item, now) {
-                Ok(instance) => listing.instances.push(instance),
-                Err(why) => listing.warnings.push(format!("{NAME}: {why}; skipped")),
-            }
-        }
+        let found = listing.read_page(NAME, &data, "list", |item| parse_listed(item, now))?;
         let max_page = data.get("max_page").and_then(Value::as_u64).unwrap_or(0);
-        if items.is_empty() || u64::from(page_index) >= max_page {
+        if found == 0 || u64::from(page_index) >= max_page {
             break;
         }
     }

@@ -96,24 +96,8 @@ pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError
     if !(200..300).contains(&answer.status) {
         return Err(refusal(NAME, &answer, None));
     }
-    let items = answer
-        .body
-        .get("data")
-        .and_then(Value::as_array)
-        .ok_or_else(|| AccountError::Malformed {
-            provider: NAME,
-            detail: "no \"data\" list".into(),
-        })?;
-    let mut listing = Listing {
-        requests: 1,
-        ..Listing::default()
-    };
-    for item in items {
-        match parse_instance(item, now) {
-            Ok(instance) => listing.instances.push(instance),
-            Err(why) => listing.warnings.push(format!("{NAME}: {why}; skipped")),
-        }
-    }
+    let mut listing = Listing::default();
+    listing.read_page(NAME, &answer.body, "data", |item| parse_instance(item, now))?;
     Ok(listing)
 }
 

@@ -165,6 +165,35 @@ pub struct Listing {
     pub requests: u32,
 }
 
+impl Listing {
+    /// Add the instances of the list under `key` in `body`, each read by `parse`; one that
+    /// does not read becomes a warning, never the end of the listing. Returns how many the
+    /// page held; no such list is a malformed answer.
+    pub fn read_page(
+        &mut self,
+        provider: &'static str,
+        body: &serde_json::Value,
+        key: &str,
+        parse: impl Fn(&serde_json::Value) -> Result<RemoteInstance, String>,
+    ) -> Result<usize, super::AccountError> {
+        let items = body
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .ok_or_else(|| super::AccountError::Malformed {
+                provider,
+                detail: format!("no {key:?} list"),
+            })?;
+        self.requests += 1;
+        for item in items {
+            match parse(item) {
+                Ok(instance) => self.instances.push(instance),
+                Err(why) => self.warnings.push(format!("{provider}: {why}; skipped")),
+            }
+        }
+        Ok(items.len())
+    }
+}
+
 /// What the provider charged for one instance on one UTC day.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Charge {

@@ -100,24 +100,8 @@ pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError
     if !(200..300).contains(&answer.status) {
         return Err(refusal(NAME, &answer, None));
     }
-    let pods = answer
-        .body
-        .get("pods")
-        .and_then(Value::as_array)
-        .ok_or_else(|| AccountError::Malformed {
-            provider: NAME,
-            detail: "no \"pods\" list".into(),
-        })?;
-    let mut listing = Listing {
-        requests: 1,
-        ..Listing::default()
-    };
-    for pod in pods {
-        match parse_pod(pod, now) {
-            Ok(instance) => listing.instances.push(instance),
-            Err(why) => listing.warnings.push(format!("{NAME}: {why}; skipped")),
-        }
-    }
+    let mut listing = Listing::default();
+    listing.read_page(NAME, &answer.body, "pods", |pod| parse_pod(pod, now))?;
     Ok(listing)
 }
 

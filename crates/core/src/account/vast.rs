@@ -118,26 +118,14 @@ pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError
         let answer = api
             .send(Method::GET, "/api/v1/instances/", &query, None)
             .await?;
-        listing.requests += 1;
         if !(200..300).contains(&answer.status) {
             return Err(refusal(NAME, &answer, None));
         }
-        let items = answer
-            .body
-            .get("instances")
-            .and_then(Value::as_array)
-            .ok_or_else(|| AccountError::Malformed {
-                provider: NAME,
-                detail: "no \"instances\" list".into(),
-            })?;
-        for item in items {
-            match parse_instance(item, now) {
-                Ok(instance) => listing.instances.push(instance),
-                Err(why) => listing.warnings.push(format!("{NAME}: {why}; skipped")),
-            }
-        }
+        let found = listing.read_page(NAME, &answer.body, "instances", |item| {
+            parse_instance(item, now)
+        })?;
         match answer.body.get("next_token").and_then(Value::as_str) {
-            Some(token) if !token.is_empty() && !items.is_empty() => {
+            Some(token) if !token.is_empty() && found > 0 => {
                 if listing.requests >= MAX_PAGES {
                     return Err(AccountError::Malformed {
                         provider: NAME,
