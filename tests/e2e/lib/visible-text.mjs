@@ -14,7 +14,7 @@ export const ZH_ALLOWED = new Set(
   `Leasehold GPU GPUs CPU CUDA cuDNN SSH SFTP API URL HTTP HTTPS IP TCP PCIe NVLink NVIDIA NVML ECC Xid
   PyTorch torch torchrun Python pip conda Miniconda venv wheel Docker Ollama vLLM TGI Hugging Face Jupyter
   TensorBoard Git git LoRA QLoRA OOM VRAM TFLOPS FLOPS MIG SM Linux Ubuntu Windows macOS WebDriver
-  AutoDL RunPod Vast ai Lambda AWS GCP OpenAI Qwen Llama DeepSeek RTX Tesla Ada Hopper Blackwell Ampere
+  GeForce AutoDL RunPod Vast ai Lambda AWS GCP OpenAI Qwen Llama DeepSeek RTX Tesla Ada Hopper Blackwell Ampere
   WeCom Slack ServerChan PostgreSQL SQLite KiB MiB GiB TiB kB KB MB GB TB Hz MHz GHz ms
   W kW kWh h min s token tokens CNY USD EUR HKD JPY GBP CN HK US A H L T V P RAM SSD NVMe OS ID
   nvidia-smi systemd cron dmesg df lsmod pid tmux screen ssh-agent known_hosts root ok
