@@ -92,7 +92,7 @@ describe('install', () => {
   it('en: the job is listed on the instance page and opens again with its whole log', async () => {
     await s.click('[data-testid="instance-back"]')
     const jobs = await s.waitFor('[data-testid="instance-jobs"]')
-    assert.match(await jobs.text(), /pip/)
+    assert.match(await jobs.text(), /Install Python packages/, 'the job by its human name')
     await screenshot(s, 'en/52-instance-jobs')
     await s.click('[data-testid="instance-install"]')
     await s.waitFor('[data-testid="install-jobs"] [data-testid^="job-j-"]')
@@ -190,7 +190,11 @@ describe('install', () => {
     await screenshot(s, 'zh-CN/50-install-recipes')
     const state = await runPip()
     assert.equal(state, 'succeeded')
-    assert.match(await s.text('[data-testid="job-log"]'), /::leasehold::skip already installed: six/)
+    // The recipe skipped what was there: pip did not install again, and the log keeps its
+    // protocol lines (the skip marker among them) out of sight.
+    const log = await s.text('[data-testid="job-log"]')
+    assert.doesNotMatch(log, /Successfully installed six/)
+    assert.doesNotMatch(log, /::leasehold::/)
     await screenshot(s, 'zh-CN/51-install-skipped')
   })
 
