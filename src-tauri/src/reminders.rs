@@ -192,7 +192,11 @@ async fn tick_once(
         tracing::warn!(%err, "could not tell the window about reminders");
     }
     for reminder in &round.fired {
-        tracing::info!(instance = %reminder.instance, kind = reminder.kind.as_str(), "reminder fired");
+        if reminder.params.contains_key("scope") {
+            tracing::info!(team = %reminder.instance, kind = reminder.kind.as_str(), "team reminder fired");
+        } else {
+            tracing::info!(instance = %reminder.instance, kind = reminder.kind.as_str(), "reminder fired");
+        }
         notify_desktop(app, reminder);
     }
     if round.rules.power_off_at_budget {

@@ -193,8 +193,7 @@ pub fn one_per_problem(reminders: Vec<Reminder>) -> Vec<Reminder> {
             continue;
         }
         let same = kept.iter().position(|k| {
-            k.instance_id == reminder.instance_id
-                && k.params.get("scope") == reminder.params.get("scope")
+            problem_of(k) == problem_of(&reminder)
                 && k.kind.family().is_some()
                 && k.kind.family().map(|f| f.0) == reminder.kind.family().map(|f| f.0)
         });
@@ -205,6 +204,19 @@ pub fn one_per_problem(reminders: Vec<Reminder>) -> Vec<Reminder> {
         }
     }
     kept
+}
+
+/// What a reminder is about: its instance, or for a team's (all of them carry instance id 0)
+/// the team, the instance it names and the budget's currency, so two teammates' idle instances
+/// or a team's budgets in two currencies stay two cards.
+fn problem_of(reminder: &Reminder) -> (i64, &str, Option<&String>, Option<&String>, &str) {
+    (
+        reminder.instance_id,
+        &reminder.instance,
+        reminder.params.get("scope"),
+        reminder.params.get("target"),
+        &reminder.currency,
+    )
 }
 
 fn rank(reminder: &Reminder) -> (Urgency, u8) {
@@ -362,5 +374,40 @@ mod tests {
         let kinds: Vec<_> = kept.iter().map(|r| r.kind).collect();
         assert_eq!(kinds, vec![ReminderKind::Budget100, ReminderKind::GpuIdle]);
         assert!(kept.iter().all(|r| !r.params.contains_key("scope")));
+    }
+
+    #[test]
+    fn two_teammates_idle_instances_and_two_currencies_of_team_budget_stay_apart() {
+        let team = |kind, target: Option<&str>, currency: &str| {
+            let mut r = reminder(kind, dec!(2));
+            r.instance_id = 0;
+            r.instance = "lab".into();
+            r.currency = currency.into();
+            r.params.insert("scope".into(), "team".into());
+            if let Some(target) = target {
+                r.params.insert("target".into(), target.into());
+            }
+            r
+        };
+        let kept = one_per_problem(vec![
+            team(ReminderKind::GpuIdle, Some("bob-a100"), "CNY"),
+            team(ReminderKind::GpuIdle, Some("carol-h100"), "CNY"),
+            team(ReminderKind::Budget50, None, "CNY"),
+            team(ReminderKind::Budget80, None, "USD"),
+            team(ReminderKind::Budget50, None, "USD"),
+        ]);
+        let shown: Vec<_> = kept
+            .iter()
+            .map(|r| (r.kind, r.params.get("target").cloned(), r.currency.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (ReminderKind::GpuIdle, Some("bob-a100".into()), "CNY".into()),
+                (ReminderKind::GpuIdle, Some("carol-h100".into()), "CNY".into()),
+                (ReminderKind::Budget50, None, "CNY".into()),
+                (ReminderKind::Budget80, None, "USD".into()),
+            ]
+        );
     }
 }
