@@ -50,6 +50,18 @@ describe('install', () => {
     await goTo(s, 'rentals')
     await s.click('[data-testid="rental-card"]')
     await s.click('[data-testid="instance-install"]')
+    // The page follows a job it cannot yet read as ended (a link just restored keeps the last
+    // job "running" until the instance answers); once it ends, All recipes leads back.
+    await waitFor(async () => (await s.findAll('[data-testid="recipe-per-gpu"], [data-testid="job-resumed"]')).length > 0, {
+      what: 'the recipes or a resumed job',
+    })
+    if ((await s.findAll('[data-testid="job-resumed"]')).length > 0) {
+      await waitFor(async () => (await (await s.find('[data-testid="job-follow"]')).attribute('data-state')) !== 'running', {
+        timeoutMs: 90_000,
+        what: 'the resumed job to end',
+      })
+      await s.click('[data-testid="install-all-recipes"]')
+    }
     await s.click('[data-testid="recipe-per-gpu"]')
     await s.waitFor('[data-testid="install-options"]')
     await s.type('[data-testid="option-command"]', command)

@@ -40,7 +40,7 @@ describe('the flows that protect money', () => {
     // What this user paid for a 4090 before: the price check's yardstick.
     cli('instance', 'add', PAID, '--provider', 'autodl', '--gpu', 'RTX 4090', '--count', '1', '--price', '3.6', '--currency', 'CNY')
     // Recorded, never powered on in the ledger: the fake host's GPUs are busy all the same.
-    cli('instance', 'add', LIVE, '--gpu', 'RTX 4090', '--count', '8', '--price', '2.5', '--currency', 'CNY')
+    cli('instance', 'add', LIVE, '--gpu', 'RTX 4090', '--count', '8', '--price', '3.6', '--currency', 'CNY')
     host = await startSshd({ fakeGpuProfile: 'busy-x8' })
     app = await launchApp({ profile, language: 'en_US' })
     s = app.session
@@ -73,7 +73,7 @@ describe('the flows that protect money', () => {
     await s.waitGone('[data-testid="busy-while-created"]')
   })
 
-  it.skip('en: a stop recorded by hand while the machine still answers raises the alarm until a look finds it silent — skipped: not yet passing on the merged main: a click on the page is intercepted by an overlay after the power-on is recorded (found at the end of the session, not yet diagnosed)', async () => {
+  it('en: a stop recorded by hand while the machine still answers raises the alarm until a look finds it silent', async () => {
     await s.click('[data-testid="action-stop"]')
     const dialog = await s.waitFor('[data-testid="stop-dialog"][open]')
     assert.equal(await dialog.attribute('data-route'), 'ssh', 'connected: the power-off command over SSH leads')
@@ -102,6 +102,11 @@ describe('the flows that protect money', () => {
 
   async function reviewRental(preset, name, price) {
     await goTo(s, 'new-rental')
+    // New rental keeps a draft where it was left (the last journey's review): back to the start.
+    await s.waitFor('[data-testid="wizard"]')
+    while ((await (await s.find('[data-testid="wizard"]')).attribute('data-step')) !== 'rental') {
+      await s.click('[data-testid="wizard-back"]')
+    }
     await onStep(s, 'rental')
     await s.click(`[data-testid="preset-${preset}"]`)
     await fill(s, 'name', name)
@@ -113,7 +118,7 @@ describe('the flows that protect money', () => {
     await next(s, 'review')
   }
 
-  it.skip('en: the review questions a price a hundred times the last one, and one that pays for the card — skipped: not yet passing on the merged main: a click on the page is intercepted by an overlay after the power-on is recorded (found at the end of the session, not yet diagnosed)', async () => {
+  it('en: the review questions a price a hundred times the last one, and one that pays for the card', async () => {
     await reviewRental('autodl', 'typo-4090', '360')
     const warning = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_earlier"]')
     assert.match(await warning.text(), /is 100× what you paid for this GPU last time/)
@@ -134,7 +139,7 @@ describe('the flows that protect money', () => {
     await screenshot(s, 'en/77-price-check-payback')
   })
 
-  it.skip('zh-CN: the same warnings, the console-only Stop and the neutral not-connected state — skipped: not yet passing on the merged main: a click on the page is intercepted by an overlay after the power-on is recorded (found at the end of the session, not yet diagnosed)', async () => {
+  it('zh-CN: the same warnings, the console-only Stop and the neutral not-connected state', async () => {
     await switchLanguage(s, 'zh-CN')
     await reviewRental('autodl', 'typo-4090', '360')
     const warning = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_earlier"]')

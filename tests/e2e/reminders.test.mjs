@@ -58,7 +58,7 @@ describe('the reminder popup', () => {
     await screenshot(s, 'zh-CN/reminders-popup')
   })
 
-  it.skip('hides it until tomorrow, and it stays hidden after the app is reopened — skipped: not yet passing on the merged main (the snoozed reminder stays on the popup after the new snooze confirmation; found at the end of the session, not yet diagnosed)', async () => {
+  it('hides it until tomorrow, and it stays hidden after the app is reopened', async () => {
     // At 100 an hour, until tomorrow costs far more than the default threshold: it asks first.
     await s.click(`${popupFor(OVER)} [data-testid="reminder-snooze-tomorrow"]`)
     await s.waitFor('[data-testid="snooze-confirm"]')
@@ -88,7 +88,7 @@ describe('the reminder popup', () => {
     await screenshot(s, 'zh-CN/reminders-after-restart')
   })
 
-  it.skip('speaks English too, and Stop now opens the instance page — skipped: not yet passing on the merged main (the snoozed reminder stays on the popup after the new snooze confirmation; found at the end of the session, not yet diagnosed)', async () => {
+  it('speaks English too, and Stop now opens the instance page', async () => {
     await switchLanguage(s, 'en')
     await waitFor(async () => /budget/.test(await s.text(popupFor(LIVE))), { what: "the popup in English" })
     assert.match(await s.text(`${popupFor(LIVE)} [data-testid="reminder-cost"]`), /an hour right now/)

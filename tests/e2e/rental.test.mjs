@@ -201,7 +201,7 @@ describe('a rental from first record to final bill', () => {
     await screenshot(s, 'en/12-estimate-rent-or-buy')
   })
 
-  it.skip('stops the rental after confirming, then releases it and shows the final bill — skipped: not yet passing on the merged main (the Release page’s verdict never appears after the header’s Release now leads to the checklist; found at the end of the session, not yet diagnosed)', async () => {
+  it('stops the rental after confirming, then releases it and shows the final bill', async () => {
     await goTo(s, 'rentals')
     await s.click(`[data-testid="rental-card"][data-name="${NAME}"]`)
     // Never connected: Stop cannot run AutoDL's power-off, so it says to use the console, and
@@ -251,7 +251,7 @@ describe('a rental from first record to final bill', () => {
     await screenshot(s, 'en/18-rentals-history')
   })
 
-  it.skip('shows the released rental and its history in Chinese too — skipped: not yet passing on the merged main (the Release page’s verdict never appears after the header’s Release now leads to the checklist; found at the end of the session, not yet diagnosed)', async () => {
+  it('shows the released rental and its history in Chinese too', async () => {
     await switchLanguage(s, 'zh-CN')
     await goTo(s, 'rentals')
     await s.waitFor('[data-testid="history-row"]')

@@ -729,3 +729,85 @@ async fn reconcile_puts_the_providers_charges_beside_the_ledger_and_suggests_the
     assert_eq!(billing["query"]["podId"], "p3");
     no_violations(&standin);
 }
+
+#[tokio::test]
+async fn stop_now_goes_through_the_linked_account_and_a_hand_stop_is_checked_there() {
+    use leasehold_core::stop::{self, StopRoute, StopVia};
+    let standin = ProviderStandin::start("runpod", "k9");
+    let base = standin.base();
+    let store = Store::open_in_memory().await.unwrap();
+    let account = add(&store, Provider::Runpod, "lab", "LH_T_RP9", "k9", &base).await;
+    standin.set_instances(
+        json!([{"id": "p9", "name": "gpu", "state": "running", "price": "0.44",
+                                  "created": unix(at(7, 0))}]),
+    );
+    sync_at(&store, &account, &base, at(8, 0)).await.unwrap();
+
+    // No stop key and no id typed anywhere: the account is the route, and the look after a
+    // hand-recorded stop asks it too.
+    let plan = stop::plan(&store, "gpu", at(8, 30)).await.unwrap();
+    assert_eq!(plan.route, StopRoute::Api);
+    assert_eq!(plan.account, Some(account.clone()));
+    assert_eq!(plan.check_by, Some(StopVia::Api));
+
+    standin.script(json!({"confirm_after": 2}));
+    let endpoints = Endpoints::all_at(&base);
+    let wait = StopWait {
+        limit: Duration::from_secs(10),
+        every: Duration::from_millis(30),
+        ..StopWait::default()
+    };
+    let report = stop::over_api(
+        &store,
+        "gpu",
+        &endpoints,
+        None,
+        None,
+        wait,
+        &FixedClock::new(at(9, 0)),
+    )
+    .await
+    .expect("stopped through the account");
+    assert_eq!(report.via, StopVia::Api);
+    assert_eq!(report.stopped_at, at(9, 0));
+    let posts: Vec<_> = standin
+        .requests()
+        .into_iter()
+        .filter(|r| r["method"] == "POST")
+        .collect();
+    assert_eq!(posts[0]["path"], "/v2/pods/p9/action");
+    let state = |t| {
+        let store = store.clone();
+        async move { ledger::show(&store, "gpu", t).await.unwrap().summary.state }
+    };
+    assert_eq!(state(at(9, 0)).await, Some(InstanceState::Stopped));
+
+    // Powered on again, then "stopped" by hand while RunPod still runs it: the look says so.
+    power::power(
+        &store,
+        "gpu",
+        PowerVerb::On,
+        &endpoints,
+        quick(),
+        wait,
+        &FixedClock::new(at(9, 10)),
+    )
+    .await
+    .expect("on again");
+    let clock = FixedClock::new(at(9, 20));
+    let look = stop::look_for(&store, "gpu", &endpoints, at(9, 20))
+        .await
+        .unwrap();
+    let hand = stop::record_by_hand(&store, "gpu", look.as_ref(), &clock)
+        .await
+        .unwrap();
+    let check = hand.check.expect("looked through the account");
+    assert_eq!(check.via, StopVia::Api);
+    assert!(check.answered, "RunPod still reports it running");
+    assert_eq!(
+        state(at(9, 20)).await,
+        Some(InstanceState::Stopped),
+        "the ledger keeps the user's word"
+    );
+    no_violations(&standin);
+}

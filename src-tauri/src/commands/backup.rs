@@ -166,7 +166,20 @@ pub async fn release_check(
     state: tauri::State<'_, AppState>,
     instance: String,
 ) -> Result<CheckOutcome, ApiError> {
-    let target = state.live_target(&instance).await?;
+    // An instance that cannot be reached (never connected, powered off, gone) still gets its
+    // checklist: what only a look could tell is blocked until overridden with a reason.
+    let target = match state.live_target(&instance).await {
+        Ok(target) => target,
+        Err(unreached) => {
+            return Ok(release::check_unreached(
+                &state.store,
+                &instance,
+                &unreached.message,
+                state.now(),
+            )
+            .await?)
+        }
+    };
     Ok(release::check(
         &state.store,
         target.as_ref(),

@@ -16,7 +16,7 @@ export type Route =
   | { name: 'verify'; instance: string }
   | { name: 'terminal'; instance: string }
   /** `job`: follow this job's log instead of choosing a recipe. */
-  | { name: 'install'; instance: string; job?: string }
+  | { name: 'install'; instance: string; job?: string; /** the recipes, even while a job runs */ recipes?: boolean }
   | { name: 'backup'; instance: string }
   | { name: 'release'; instance: string }
 

@@ -86,6 +86,64 @@ pub async fn link_of(store: &Store, name: &str) -> Result<Option<InstanceLink>, 
     }))
 }
 
+/// The link of `name` when its account can `verb` it now: linked, the provider offers the
+/// verb, the last sync still saw it, and the account's key is at hand (keychain or its
+/// environment variable). Stop leads with this route when it holds.
+pub async fn ready_for(
+    store: &Store,
+    name: &str,
+    verb: PowerVerb,
+) -> Result<Option<InstanceLink>, AccountError> {
+    let Some(link) = link_of(store, name).await? else {
+        return Ok(None);
+    };
+    if !link.account.provider.verbs().contains(&verb)
+        || link.remote_state == Some(RemoteState::Gone)
+    {
+        return Ok(None);
+    }
+    Ok(account_key(store, &link.account)
+        .await
+        .is_ok()
+        .then_some(link))
+}
+
+async fn account_key(
+    store: &Store,
+    account: &AccountRef,
+) -> Result<crate::ssh::Secret, AccountError> {
+    let key_env = {
+        let mut conn = store
+            .pool()
+            .acquire()
+            .await
+            .map_err(crate::store::StoreError::from)?;
+        super::row_of(&mut conn, account).await?.key_env
+    };
+    key_of(account, key_env.as_deref())
+}
+
+/// How the provider sees `name` right now, through its linked account: `None` when it no
+/// longer lists it. What Stop's look after a hand-recorded stop asks when the instance is
+/// linked (`NotLinked` otherwise).
+pub async fn state_now(
+    store: &Store,
+    name: &str,
+    endpoints: &Endpoints,
+    now: DateTime<Utc>,
+) -> Result<Option<RemoteState>, AccountError> {
+    let link = link_of(store, name)
+        .await?
+        .ok_or_else(|| AccountError::NotLinked {
+            name: name.to_owned(),
+        })?;
+    let key = account_key(store, &link.account).await?;
+    let api = client::api(link.account.provider, endpoints, key, Backoff::default())?;
+    Ok(client::one(&api, &link.remote_id, now)
+        .await?
+        .map(|remote| remote.state))
+}
+
 /// What makes sense from the state the last sync saw.
 fn verbs_now(provider: Provider, state: Option<RemoteState>) -> Vec<PowerVerb> {
     provider
@@ -165,15 +223,7 @@ pub async fn power(
     if verb == PowerVerb::Release {
         release_allowed(store, name).await?;
     }
-    let key_env = {
-        let mut conn = store
-            .pool()
-            .acquire()
-            .await
-            .map_err(crate::store::StoreError::from)?;
-        super::row_of(&mut conn, &link.account).await?.key_env
-    };
-    let key = key_of(&link.account, key_env.as_deref())?;
+    let key = account_key(store, &link.account).await?;
     let api = client::api(provider, endpoints, key, backoff)?;
     let started = Instant::now();
     client::power(&api, &link.remote_id, verb).await?;

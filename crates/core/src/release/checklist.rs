@@ -44,6 +44,9 @@ pub struct ChecklistInput<'a> {
     pub last_backup: Option<DateTime<Utc>>,
     /// When a stopped instance will be wiped by the provider.
     pub wipe_at: Option<DateTime<Utc>>,
+    /// Why the instance could not be looked at (never connected, powered off, gone): what is
+    /// on it is then unknown, which blocks until the user overrides it with a reason.
+    pub unreached: Option<String>,
 }
 
 fn check(code: &str, status: CheckStatus, detail: String, items: Vec<String>) -> ReleaseCheck {
@@ -67,6 +70,14 @@ fn blocked_if(any: bool) -> CheckStatus {
 /// The checklist from `input`.
 pub fn checklist(input: &ChecklistInput<'_>) -> Vec<ReleaseCheck> {
     let mut checks = Vec::new();
+    if let (None, Some(why)) = (input.scan, &input.unreached) {
+        checks.push(check(
+            "instance.unreached",
+            CheckStatus::Blocked,
+            format!("the instance could not be looked at ({why}): GPU processes, commits and files on it are unknown"),
+            vec![why.clone()],
+        ));
+    }
     if let Some(scan) = input.scan {
         let processes: Vec<String> = scan
             .gpu_processes
@@ -353,5 +364,18 @@ mod tests {
             ..ChecklistInput::default()
         });
         assert_eq!(blocking(&checks), vec!["backup.stale"]);
+    }
+
+    #[test]
+    fn an_instance_never_reached_blocks_on_what_is_unknown_until_overridden() {
+        let checks = checklist(&ChecklistInput {
+            unreached: Some("never connected".into()),
+            ..ChecklistInput::default()
+        });
+        assert_eq!(
+            blocking(&checks),
+            vec!["instance.unreached", "backup.never"]
+        );
+        assert!(checks[0].detail.contains("never connected"));
     }
 }

@@ -96,6 +96,7 @@ pub async fn evaluate(
         running_jobs,
         last_backup: context.last_backup,
         wipe_at,
+        unreached: None,
     });
     Ok(CheckOutcome {
         id: None,
@@ -105,6 +106,50 @@ pub async fn evaluate(
         scan: Some(scan),
         console_url: context.storage.console_url,
     })
+}
+
+/// The release check of an instance Leasehold cannot reach (`why`: never connected, powered
+/// off, gone): the ledger's checks (backups, recorded jobs, the wipe date) and a blocked
+/// `instance.unreached` for everything only a look could tell. Recorded like [`check`], so the
+/// user can override what is blocked with reasons and release.
+pub async fn check_unreached(
+    store: &Store,
+    name: &str,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<CheckOutcome, ReleaseError> {
+    let summary = ledger::cost(store, name, now)
+        .await
+        .map_err(unknown(name))?;
+    let context = InstanceContext::load(store, name, now).await?;
+    let running_jobs = crate::job::record::list_for_instance(store, name)
+        .await?
+        .into_iter()
+        .filter(|job| job.state == JobState::Running)
+        .map(|job| match job.name {
+            Some(label) => format!("{} ({label})", job.id),
+            None => job.id,
+        })
+        .collect();
+    let wipe_at = (summary.state == Some(InstanceState::Stopped))
+        .then_some(summary.wipe_at)
+        .flatten();
+    let checks = checklist(&ChecklistInput {
+        scan: None,
+        running_jobs,
+        last_backup: context.last_backup,
+        wipe_at,
+        unreached: Some(why.to_owned()),
+    });
+    let outcome = CheckOutcome {
+        id: None,
+        at: now,
+        blocked: !blocking(&checks).is_empty(),
+        checks,
+        scan: None,
+        console_url: context.storage.console_url,
+    };
+    record_check(store, name, outcome).await
 }
 
 /// Record a check's result on instance `name`; returns it with its id.

@@ -404,7 +404,11 @@ mod tests {
             shown,
             vec![
                 (ReminderKind::GpuIdle, Some("bob-a100".into()), "CNY".into()),
-                (ReminderKind::GpuIdle, Some("carol-h100".into()), "CNY".into()),
+                (
+                    ReminderKind::GpuIdle,
+                    Some("carol-h100".into()),
+                    "CNY".into()
+                ),
                 (ReminderKind::Budget50, None, "CNY".into()),
                 (ReminderKind::Budget80, None, "USD".into()),
             ]

@@ -636,6 +636,11 @@ async fn a_hand_recorded_stop_that_still_answers_raises_stop_contradicted() {
     let found = due(&store, &look(61, true), at(62)).await;
     assert_eq!(kinds(&found), [ReminderKind::StopContradicted]);
     assert_eq!(found[0].stakes.urgency, super::Urgency::Critical);
+    assert_eq!(
+        found[0].burn_rate_per_hour,
+        d("10.00"),
+        "what the provider may still be charging, not the ledger's 0 while stopped"
+    );
     assert!(
         due(&store, &look(61, false), at(62)).await.is_empty(),
         "a silent machine confirms the stop"

@@ -193,6 +193,16 @@ impl Found<'_> {
             format!("recorded as stopped, but it still answered at {at}: the provider may still be billing"),
             &[("checked_at", at)],
         );
+        // The ledger bills nothing while stopped, but a machine that answers is likely billed as
+        // running: the card must say what waiting may really cost, not "0 an hour".
+        if let (Some(reminder), Some(rules)) = (self.list.last_mut(), &self.costing.rules) {
+            let running = rules
+                .compute_rate()
+                .and_then(|gpus| engine::add("hourly rate", gpus, rules.fixed_fees_per_hour()?));
+            if let Ok(rate) = running {
+                reminder.burn_rate_per_hour = display_rate(rate);
+            }
+        }
     }
 
     /// `budget_50/80/100`: the bill reached that share of the budget.

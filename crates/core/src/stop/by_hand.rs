@@ -25,6 +25,13 @@ use crate::store::Store;
 pub enum Look {
     /// A fresh SSH login (never the app's open link, which may not have noticed yet).
     Ssh(ConnectRequest),
+    /// The provider's status of the instance, asked through the provider account it is
+    /// linked to.
+    Account {
+        store: Store,
+        name: String,
+        endpoints: ApiEndpoints,
+    },
     /// The provider's own status of the instance.
     Api {
         endpoints: ApiEndpoints,
@@ -38,7 +45,7 @@ impl Look {
     pub fn via(&self) -> StopVia {
         match self {
             Self::Ssh(_) => StopVia::Ssh,
-            Self::Api { .. } => StopVia::Api,
+            Self::Api { .. } | Self::Account { .. } => StopVia::Api,
         }
     }
 
@@ -59,6 +66,14 @@ impl Look {
                     Err(err) => sshd_answered(&err),
                 })
             }
+            Self::Account {
+                store,
+                name,
+                endpoints,
+            } => Ok(matches!(
+                crate::account::power::state_now(store, name, endpoints, now).await?,
+                Some(state) if state != crate::account::RemoteState::Stopped
+            )),
             Self::Api {
                 endpoints,
                 api,
@@ -106,8 +121,9 @@ pub struct HandStop {
     pub check: Option<HandCheck>,
 }
 
-/// The way to look at `name` after a hand-recorded stop, as the plan's `check_by` says: the
-/// API when its id and key are saved, else the saved SSH target, else none.
+/// The way to look at `name` after a hand-recorded stop, as the plan's `check_by` says: its
+/// linked provider account, else the API when its id and key are saved, else the saved SSH
+/// target, else none.
 pub async fn look_for(
     store: &Store,
     name: &str,
@@ -115,6 +131,16 @@ pub async fn look_for(
     now: DateTime<Utc>,
 ) -> Result<Option<Look>, StopError> {
     let detail = ledger::show(store, name, now).await?;
+    if crate::account::power::ready_for(store, name, crate::account::PowerVerb::Off)
+        .await?
+        .is_some()
+    {
+        return Ok(Some(Look::Account {
+            store: store.clone(),
+            name: name.to_owned(),
+            endpoints: endpoints.clone(),
+        }));
+    }
     let api = ProviderKey::parse(&detail.summary.provider)
         .ok()
         .and_then(|p| p.power_off().api);

@@ -57,6 +57,15 @@ pub enum StopError {
     Billing(#[from] BillingError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The instance's provider account powered it (or failed to).
+    #[error(transparent)]
+    Account(Box<crate::account::AccountError>),
+}
+
+impl From<crate::account::AccountError> for StopError {
+    fn from(err: crate::account::AccountError) -> Self {
+        Self::Account(Box::new(err))
+    }
 }
 
 impl Coded for StopError {
@@ -83,6 +92,7 @@ impl Coded for StopError {
             Self::Target(err) => err.code(),
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
+            Self::Account(err) => err.code(),
         }
     }
 
@@ -97,6 +107,7 @@ impl Coded for StopError {
             | Self::NoSavedTarget { .. }
             | Self::NeedsConsole { .. } => true,
             Self::Billing(err) => err.is_bad_input(),
+            Self::Account(err) => err.is_bad_input(),
             _ => false,
         }
     }
@@ -151,6 +162,7 @@ impl Coded for StopError {
             Self::NoSavedTarget { name, .. } | Self::NeedsConsole { name } => {
                 vec![("name", name.clone())]
             }
+            Self::Account(err) => err.params(),
             _ => Vec::new(),
         }
     }

@@ -163,6 +163,9 @@ pub struct StopPlan {
     /// How a stop recorded by hand is checked afterwards; `null`: it cannot be (no saved SSH
     /// target, no API set up), and the dialog says so.
     pub check_by: Option<StopVia>,
+    /// The provider account the instance is linked to, when it can power it off now: the API
+    /// route then goes through it (no id or key to type).
+    pub account: Option<crate::account::AccountRef>,
 }
 
 /// Which way Stop goes, most trusted first. The route the dialog leads with; the others stay
@@ -252,10 +255,13 @@ pub async fn plan(store: &Store, name: &str, now: DateTime<Utc>) -> Result<StopP
     let provider_id = provider_id(store, name).await?;
     let api_key_saved = api.is_some_and(|a| stored_api_key(a).is_some());
     let ssh_target_saved = saved_request(store, name).await.is_ok();
+    let account = crate::account::power::ready_for(store, name, crate::account::PowerVerb::Off)
+        .await?
+        .map(|link| link.account);
     let facts = RouteFacts {
         command: command.is_some(),
-        api: api.is_some(),
-        api_ready: provider_id.is_some() && api_key_saved,
+        api: api.is_some() || account.is_some(),
+        api_ready: account.is_some() || (provider_id.is_some() && api_key_saved),
         ssh_target_saved,
     };
     Ok(StopPlan {
@@ -269,6 +275,7 @@ pub async fn plan(store: &Store, name: &str, now: DateTime<Utc>) -> Result<StopP
         ssh_target_saved,
         console_url: provider.and_then(|p| crate::backup::storage_of(p).console_url),
         check_by: check_route(facts),
+        account,
     })
 }
 
@@ -481,6 +488,34 @@ pub async fn over_api(
     clock: &dyn Clock,
 ) -> Result<StopReport, StopError> {
     let provider = running_provider(store, name, clock.now()).await?;
+    // A linked provider account powers it off, unless the caller brought its own id or key.
+    if provider_id.is_none() && key.is_none() {
+        let verb = crate::account::PowerVerb::Off;
+        if crate::account::power::ready_for(store, name, verb)
+            .await?
+            .is_some()
+        {
+            let started = Instant::now();
+            let report = crate::account::power::power(
+                store,
+                name,
+                verb,
+                endpoints,
+                crate::account::Backoff::default(),
+                wait,
+                clock,
+            )
+            .await?;
+            return Ok(StopReport {
+                instance: name.to_owned(),
+                via: StopVia::Api,
+                command: None,
+                api: provider.and_then(|p| p.power_off().api),
+                waited_seconds: started.elapsed().as_secs(),
+                stopped_at: report.recorded_at.unwrap_or_else(|| clock.now()),
+            });
+        }
+    }
     let api = provider
         .and_then(|p| p.power_off().api)
         .ok_or_else(|| StopError::NoApi {
