@@ -21,9 +21,12 @@
 //! - [`link`]: the URL, names and password sources; [`server`]: login, schema, joining.
 //! - [`push`], [`pull`], [`conflicts`]: the sync; [`views`]: the team views (pure where they
 //!   feed reminders and alerts).
+//! - `connect.rs`: linking this database to a team and unlinking it; `sync.rs`: one sync and the
+//!   background loop; this file: what the Team page shows and sets (status, budgets, projects).
 
 pub mod alerts;
 pub mod conflicts;
+mod connect;
 mod copy_binary;
 mod error;
 pub mod link;
@@ -31,276 +34,28 @@ pub mod pull;
 pub mod push;
 pub mod records;
 pub mod server;
+mod sync;
 pub mod verify;
 pub mod views;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::Serialize;
-use ts_rs::TS;
 
 pub use alerts::AlertSettings;
 pub use conflicts::{Conflict, StandingEvent};
+pub(crate) use connect::current_link;
+pub use connect::{connect, disconnect, link, open_linked, ConnectRequest, TeamLink};
 pub use error::TeamError;
 pub use link::ServerAddress;
 pub use server::Server;
+use sync::exchange_extras;
+pub use sync::{
+    keep_in_sync, sync, sync_with, sync_within, SyncReport, BACKGROUND_SYNC_EVERY, SYNC_TIMEOUT,
+};
 pub use views::{LeftRunning, Member, MonthSpend, SpendLine, TeamBudget, TeamInstance, TeamStatus};
 
-use crate::ssh::Secret;
-use crate::store::team::{self as repo, LinkRow};
+use crate::store::team as repo;
 use crate::store::{Store, StoreError};
-
-/// What `connect` needs.
-#[derive(Debug, Clone)]
-pub struct ConnectRequest {
-    pub url: String,
-    pub member: String,
-    pub team: String,
-    /// Given now (typed in Settings, or `--password-env`); else the keychain's, else
-    /// PGPASSWORD / ~/.pgpass.
-    pub password: Option<Secret>,
-}
-
-/// The link as the UI and `--json` show it (never the password).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[ts(export)]
-pub struct TeamLink {
-    pub url: String,
-    pub member: String,
-    pub team: String,
-    pub connected_at: DateTime<Utc>,
-    pub last_sync_at: Option<DateTime<Utc>>,
-    /// Whether the password is kept in the OS keychain (false: PGPASSWORD / ~/.pgpass, or none).
-    pub password_in_keychain: bool,
-    /// The code of the warning about this link's TLS (`team.tls_unverified`: the certificate is
-    /// not checked; `team.tls_off`: no encryption), when the URL asked for less than the default.
-    pub tls_warning: Option<String>,
-}
-
-impl TeamLink {
-    fn of(row: &LinkRow, password_in_keychain: bool) -> Self {
-        let tls_warning = ServerAddress::parse(&row.url)
-            .ok()
-            .and_then(|(address, _)| address.tls_warning())
-            .map(str::to_owned);
-        Self {
-            tls_warning,
-            url: row.url.clone(),
-            member: row.member.clone(),
-            team: row.team.clone(),
-            connected_at: row.connected_at,
-            last_sync_at: row.last_sync_at,
-            password_in_keychain,
-        }
-    }
-}
-
-/// What one sync did: `{"pushed", "pulled", "conflicts"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[ts(export)]
-pub struct SyncReport {
-    pub pushed: i64,
-    pub pulled: i64,
-    pub conflicts: Vec<Conflict>,
-}
-
-pub(crate) async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-    Ok(repo::link(&mut conn).await?)
-}
-
-/// The link, if this database has one.
-pub async fn link(store: &Store) -> Result<Option<TeamLink>, TeamError> {
-    Ok(current_link(store).await?.map(|row| {
-        let kept = ServerAddress::parse(&row.url)
-            .map(|(address, _)| link::kept_password(&address).is_some())
-            .unwrap_or(false);
-        TeamLink::of(&row, kept)
-    }))
-}
-
-/// Log in to the team database (migrating its schema), join `team` as `member`, keep the
-/// password in the keychain, and link this database. Nothing is written here unless the server
-/// accepted the login and its schema.
-#[tracing::instrument(skip_all, err, fields(team = %request.team, member = %request.member))]
-pub async fn connect(
-    store: &Store,
-    request: ConnectRequest,
-    now: DateTime<Utc>,
-) -> Result<TeamLink, TeamError> {
-    let member = link::check_name("member", &request.member)?;
-    let team = link::check_name("team", &request.team)?;
-    let (address, in_url) = ServerAddress::parse(&request.url)?;
-    let given = request.password.or(in_url);
-    let password = given.clone().or_else(|| link::kept_password(&address));
-    let mut server = Server::open(&address, password.as_ref()).await?;
-    let team_id = server.join(&team, &member).await?;
-    server.close().await;
-    let mut kept = given.is_none() && password.is_some();
-    if let Some(password) = &given {
-        match link::keep_password(&address, password) {
-            Ok(()) => kept = true,
-            // No keychain (a server, CI): later syncs use PGPASSWORD / ~/.pgpass instead.
-            Err(err) => tracing::warn!(%err, "team password not kept"),
-        }
-    }
-    let previous = current_link(store).await?;
-    let same_team = previous
-        .as_ref()
-        .is_some_and(|p| p.url == address.url && p.team == team && p.team_id == team_id);
-    let row = LinkRow {
-        url: address.url.clone(),
-        member,
-        team,
-        team_id,
-        laptop_uid: previous.as_ref().map_or_else(
-            || uuid::Uuid::new_v4().to_string(),
-            |p| p.laptop_uid.clone(),
-        ),
-        pulled_seq: previous
-            .as_ref()
-            .filter(|_| same_team)
-            .map_or(0, |p| p.pulled_seq),
-        pulled_record_seq: previous
-            .as_ref()
-            .filter(|_| same_team)
-            .map_or(0, |p| p.pulled_record_seq),
-        connected_at: now,
-        last_sync_at: previous
-            .as_ref()
-            .filter(|_| same_team)
-            .and_then(|p| p.last_sync_at),
-    };
-    let mut tx = store.write().await?;
-    repo::settle_shared(&mut tx).await?;
-    if !same_team {
-        // A different team gets this laptop's whole ledger.
-        sqlx::query("UPDATE ledger_events SET shared = 0")
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::from)?;
-        repo::unshare_records(&mut tx).await?;
-    }
-    repo::set_link(&mut tx, &row).await?;
-    tx.commit().await.map_err(StoreError::from)?;
-    Ok(TeamLink::of(&row, kept))
-}
-
-/// Open the linked team database with the kept password (or PGPASSWORD / ~/.pgpass).
-pub async fn open_linked(store: &Store) -> Result<(Server, LinkRow), TeamError> {
-    let row = current_link(store).await?.ok_or(TeamError::NotConnected)?;
-    let (address, _) = ServerAddress::parse(&row.url)?;
-    let password = link::kept_password(&address);
-    let server = Server::open(&address, password.as_ref()).await?;
-    Ok((server, row))
-}
-
-/// The longest a whole sync may take: a server that stops answering (a half-open connection, a
-/// stalled proxy) ends it with [`TeamError::TimedOut`] instead of holding the background sync.
-/// Every page is committed with its cursor, so a sync cut here loses nothing.
-pub const SYNC_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// Push what this laptop recorded, pull what the others did, and list the conflicts.
-#[tracing::instrument(skip_all, err)]
-pub async fn sync(store: &Store, now: DateTime<Utc>) -> Result<SyncReport, TeamError> {
-    sync_within(store, now, SYNC_TIMEOUT).await
-}
-
-/// [`sync`], given up after `limit`.
-pub async fn sync_within(
-    store: &Store,
-    now: DateTime<Utc>,
-    limit: std::time::Duration,
-) -> Result<SyncReport, TeamError> {
-    tokio::time::timeout(limit, sync_unbounded(store, now))
-        .await
-        .unwrap_or(Err(TeamError::TimedOut {
-            seconds: limit.as_secs(),
-        }))
-}
-
-async fn sync_unbounded(store: &Store, now: DateTime<Utc>) -> Result<SyncReport, TeamError> {
-    let (mut server, row) = open_linked(store).await?;
-    let mut report = sync_with(store, &mut server, &row, now).await;
-    if report.is_ok() {
-        // The left-running alerts' settings and idle reports travel after the ledger.
-        if let Err(err) = exchange_extras(store, &mut server, &row, now).await {
-            report = Err(err);
-        }
-    }
-    server.close().await;
-    report
-}
-
-/// [`sync`] over an open connection (the app keeps one; the benchmark counts its round trips).
-pub async fn sync_with(
-    store: &Store,
-    server: &mut Server,
-    row: &LinkRow,
-    now: DateTime<Utc>,
-) -> Result<SyncReport, TeamError> {
-    // The conflict report replays the instances whose ledger changed; that work runs beside the
-    // push (the server is busy inserting) and beside the pull's pages, not after them.
-    let mut warmup = conflicts::Warmup::default();
-    warmup.nudge(store);
-    let pushed = push::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
-    // After the events: every instance a record names is on the server by then.
-    records::push(store, server, row.team_id, &row.member, &row.laptop_uid).await?;
-    let pulled = pull::pull(
-        store,
-        server,
-        pull::Pulling {
-            team_id: row.team_id,
-            member: &row.member,
-            laptop: &row.laptop_uid,
-            now,
-        },
-        &mut warmup,
-    )
-    .await?;
-    let warmed = warmup.finish().await;
-    // After the events, so every instance a resolution names is on the server.
-    let mut found = conflicts::conflicts_using(store, warmed).await?;
-    if conflicts::exchange(store, server, row.team_id, &found, now).await? > 0 {
-        found = conflicts::conflicts(store).await?;
-    }
-    let mut tx = store.write().await?;
-    repo::set_last_sync(&mut tx, now).await?;
-    tx.commit().await.map_err(StoreError::from)?;
-    Ok(SyncReport {
-        pushed,
-        pulled: pulled.events,
-        conflicts: found,
-    })
-}
-
-/// What travels besides the ledger and its records, after them: the left-running alerts'
-/// settings and idle reports, and the shared Verify summaries.
-async fn exchange_extras(
-    store: &Store,
-    server: &mut Server,
-    row: &LinkRow,
-    now: DateTime<Utc>,
-) -> Result<(), TeamError> {
-    alerts::exchange(store, server, row, now).await?;
-    verify::exchange(store, server, row, now).await
-}
-
-/// Unlink this database and forget the kept password. The ledger stays as it is.
-pub async fn disconnect(store: &Store) -> Result<Option<TeamLink>, TeamError> {
-    let Some(row) = current_link(store).await? else {
-        return Ok(None);
-    };
-    if let Ok((address, _)) = ServerAddress::parse(&row.url) {
-        if let Err(err) = link::forget_password(&address) {
-            tracing::warn!(%err, "team password not removed from the keychain");
-        }
-    }
-    let mut tx = store.write().await?;
-    repo::delete_link(&mut tx).await?;
-    tx.commit().await.map_err(StoreError::from)?;
-    Ok(Some(TeamLink::of(&row, false)))
-}
 
 /// Set the team's monthly budget in one currency.
 pub async fn set_budget(store: &Store, currency: &str, amount: Decimal) -> Result<(), TeamError> {
@@ -550,33 +305,4 @@ pub async fn status_with_idle(
         conflicts: conflicts::conflicts(store).await?,
         as_of: now,
     })
-}
-
-/// How often the app syncs in the background while linked.
-pub const BACKGROUND_SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// The app's background push/pull: every `every`, sync when this database is linked to a team.
-/// A failure (offline, a password changed elsewhere) is logged and retried next time; the
-/// Settings → Team page shows the last sync time and the conflicts.
-pub async fn keep_in_sync(
-    store: Store,
-    clock: std::sync::Arc<dyn crate::Clock>,
-    every: std::time::Duration,
-) {
-    loop {
-        tokio::time::sleep(every).await;
-        if !matches!(current_link(&store).await, Ok(Some(_))) {
-            continue;
-        }
-        match sync(&store, clock.now()).await {
-            // The sync's last page brings the team budgets the reminders read.
-            Ok(report) => tracing::info!(
-                pushed = report.pushed,
-                pulled = report.pulled,
-                conflicts = report.conflicts.len(),
-                "team sync"
-            ),
-            Err(err) => tracing::warn!(%err, "team sync failed; retrying later"),
-        }
-    }
 }
