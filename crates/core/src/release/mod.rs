@@ -72,40 +72,20 @@ pub async fn evaluate(
     options: &ScanOptions,
     now: DateTime<Utc>,
 ) -> Result<CheckOutcome, ReleaseError> {
-    let summary = ledger::cost(store, name, now)
-        .await
-        .map_err(unknown(name))?;
+    let wipe_at = wipe_at(store, name, now).await?;
     let context = InstanceContext::load(store, name, now).await?;
     let scan = backup::scan(target, options, Some(&context)).await?;
     // A job recorded as running may have ended (or been lost) since the app last looked: read
     // its state from the instance first, so a stale record does not block the release.
-    let running_jobs = refresh_running(store, target, name, &FixedClock::new(now))
-        .await?
-        .into_iter()
-        .filter(|job| job.state == JobState::Running)
-        .map(|job| match job.name {
-            Some(label) => format!("{} ({label})", job.id),
-            None => job.id,
-        })
-        .collect();
-    let wipe_at = (summary.state == Some(InstanceState::Stopped))
-        .then_some(summary.wipe_at)
-        .flatten();
-    let checks = checklist(&ChecklistInput {
-        scan: Some(&scan),
-        running_jobs,
-        last_backup: context.last_backup,
+    let jobs = refresh_running(store, target, name, &FixedClock::new(now)).await?;
+    Ok(outcome(
+        Some(scan),
+        running_labels(jobs),
+        context,
         wipe_at,
-        unreached: None,
-    });
-    Ok(CheckOutcome {
-        id: None,
-        at: now,
-        blocked: !blocking(&checks).is_empty(),
-        checks,
-        scan: Some(scan),
-        console_url: context.storage.console_url,
-    })
+        None,
+        now,
+    ))
 }
 
 /// The release check of an instance Leasehold cannot reach (`why`: never connected, powered
@@ -118,38 +98,63 @@ pub async fn check_unreached(
     why: &str,
     now: DateTime<Utc>,
 ) -> Result<CheckOutcome, ReleaseError> {
+    let wipe_at = wipe_at(store, name, now).await?;
+    let context = InstanceContext::load(store, name, now).await?;
+    let jobs = crate::job::record::list_for_instance(store, name).await?;
+    let unreached = Some(why.to_owned());
+    let outcome = outcome(None, running_labels(jobs), context, wipe_at, unreached, now);
+    record_check(store, name, outcome).await
+}
+
+/// When the provider wipes `name`, if the ledger has it stopped.
+async fn wipe_at(
+    store: &Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, ReleaseError> {
     let summary = ledger::cost(store, name, now)
         .await
         .map_err(unknown(name))?;
-    let context = InstanceContext::load(store, name, now).await?;
-    let running_jobs = crate::job::record::list_for_instance(store, name)
-        .await?
-        .into_iter()
+    Ok((summary.state == Some(InstanceState::Stopped))
+        .then_some(summary.wipe_at)
+        .flatten())
+}
+
+/// The jobs still running, as the checklist names them: the id, and the label when there is one.
+fn running_labels(jobs: Vec<crate::job::record::JobRecord>) -> Vec<String> {
+    jobs.into_iter()
         .filter(|job| job.state == JobState::Running)
         .map(|job| match job.name {
             Some(label) => format!("{} ({label})", job.id),
             None => job.id,
         })
-        .collect();
-    let wipe_at = (summary.state == Some(InstanceState::Stopped))
-        .then_some(summary.wipe_at)
-        .flatten();
+        .collect()
+}
+
+/// The checklist and its outcome, from a look (`scan`) or from why there was none.
+fn outcome(
+    scan: Option<AtRiskReport>,
+    running_jobs: Vec<String>,
+    context: InstanceContext,
+    wipe_at: Option<DateTime<Utc>>,
+    unreached: Option<String>,
+    now: DateTime<Utc>,
+) -> CheckOutcome {
     let checks = checklist(&ChecklistInput {
-        scan: None,
+        scan: scan.as_ref(),
         running_jobs,
         last_backup: context.last_backup,
         wipe_at,
-        unreached: Some(why.to_owned()),
+        unreached,
     });
-    let outcome = CheckOutcome {
+    CheckOutcome {
         id: None,
         at: now,
         blocked: !blocking(&checks).is_empty(),
         checks,
-        scan: None,
+        scan,
         console_url: context.storage.console_url,
-    };
-    record_check(store, name, outcome).await
+    }
 }
 
 /// Record a check's result on instance `name`; returns it with its id.
