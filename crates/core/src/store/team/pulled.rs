@@ -66,27 +66,27 @@ pub async fn name_taken(conn: &mut SqliteConnection, name: &str) -> Result<bool,
 /// values that have one canonical form here (provider key, currency code, planned hours, the
 /// creation time in UTC) in that form.
 #[derive(Debug, Clone)]
-pub struct PulledInstance<'a> {
-    pub uid: &'a str,
-    pub local_name: &'a str,
+pub struct PulledInstance {
+    pub uid: String,
+    pub local_name: String,
     pub provider: &'static str,
-    pub region: Option<&'a str>,
-    pub gpu_model: &'a str,
+    pub region: Option<String>,
+    pub gpu_model: String,
     pub currency: String,
-    pub notes: Option<&'a str>,
+    pub notes: Option<String>,
     pub planned_hours: Option<String>,
     pub created_at: String,
-    pub recorded_by: &'a str,
+    pub recorded_by: String,
 }
 
 /// Insert one pulled instance under `row.local_name`, which the caller made free here.
 pub async fn insert_pulled_instance(
     conn: &mut SqliteConnection,
-    row: &PulledInstance<'_>,
+    row: &PulledInstance,
 ) -> Result<i64, StoreError> {
     insert_pulled_instances(conn, std::slice::from_ref(row))
         .await?
-        .remove(row.uid)
+        .remove(&row.uid)
         .ok_or_else(|| StoreError::Corrupt {
             what: "instance name or uid already here",
             value: row.local_name.to_owned(),
@@ -101,7 +101,7 @@ const PULLED_INSTANCES_PER_STATEMENT: usize = 1_000;
 /// earlier row of the same list) is left out, for the caller to insert under another name.
 pub async fn insert_pulled_instances(
     conn: &mut SqliteConnection,
-    rows: &[PulledInstance<'_>],
+    rows: &[PulledInstance],
 ) -> Result<std::collections::HashMap<String, i64>, StoreError> {
     let mut inserted = std::collections::HashMap::with_capacity(rows.len());
     for batch in rows.chunks(PULLED_INSTANCES_PER_STATEMENT) {
@@ -115,16 +115,16 @@ pub async fn insert_pulled_instances(
         let mut query = sqlx::query_as::<_, (String, i64)>(&sql);
         for row in batch {
             query = query
-                .bind(row.uid)
-                .bind(row.local_name)
+                .bind(row.uid.as_str())
+                .bind(row.local_name.as_str())
                 .bind(row.provider)
-                .bind(row.region)
-                .bind(row.gpu_model)
+                .bind(row.region.as_deref())
+                .bind(row.gpu_model.as_str())
                 .bind(row.currency.as_str())
-                .bind(row.notes)
+                .bind(row.notes.as_deref())
                 .bind(row.planned_hours.as_deref())
                 .bind(row.created_at.as_str())
-                .bind(row.recorded_by);
+                .bind(row.recorded_by.as_str());
         }
         inserted.extend(query.fetch_all(&mut *conn).await?);
     }

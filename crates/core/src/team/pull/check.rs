@@ -145,7 +145,7 @@ pub(super) fn checked_name(name: &Option<String>) -> Result<&str, String> {
 
 /// An instance as it will be written here (name not yet made free), once it passes the checks
 /// a rental recorded here passes (`NewInstance::validate`'s).
-pub(super) fn check_instance(row: &PageInstance) -> Result<PulledInstance<'_>, String> {
+pub(super) fn check_instance(row: &PageInstance) -> Result<PulledInstance, String> {
     let uid = required(&row.uid, "instance")?;
     check_uuid(uid)?;
     let created_at = canonical_time(required(&row.created_at, "creation time")?)?;
@@ -164,19 +164,23 @@ pub(super) fn check_instance(row: &PageInstance) -> Result<PulledInstance<'_>, S
         planned_hours,
     )
     .map_err(|err| err.to_string())?;
+    let text = |value: &Option<String>| value.clone().filter(|v| !v.trim().is_empty());
     Ok(PulledInstance {
-        uid,
-        local_name: name,
+        uid: uid.to_owned(),
+        local_name: name.to_owned(),
         provider: provider.as_str(),
-        region: row.region.as_deref().filter(|r| !r.trim().is_empty()),
-        gpu_model: gpu_model.trim(),
+        region: text(&row.region),
+        gpu_model: gpu_model.trim().to_owned(),
         currency: currency.code().to_owned(),
-        notes: row.notes.as_deref().filter(|n| !n.trim().is_empty()),
+        notes: text(&row.notes),
         planned_hours: planned_hours.map(|h| h.normalize().to_string()),
         created_at,
-        recorded_by: checked_member(&row.recorded_by, "instance member")?,
+        recorded_by: checked_member(&row.recorded_by, "instance member")?.to_owned(),
     })
 }
+
+/// A page's instances by uid, checked: as they will be written here, or why they cannot be.
+pub(super) type CheckedInstances = HashMap<String, Result<PulledInstance, String>>;
 
 /// A row this version cannot read, and why.
 pub(super) type Refused = (PageEvent, String);
@@ -184,7 +188,7 @@ pub(super) type Refused = (PageEvent, String);
 /// The event of `row`, or the row and why this version cannot take it.
 pub(super) fn check_event(
     row: PageEvent,
-    instances: &HashMap<&str, Result<String, String>>,
+    instances: &CheckedInstances,
 ) -> Result<(CheckedEvent, Option<SharedRules>), Box<Refused>> {
     let (rules, at) = match check_fields(&row, instances) {
         Ok(checked) => checked,
@@ -221,13 +225,13 @@ pub(super) fn check_event(
 /// reads as a value recorded here would.
 pub(super) fn check_fields(
     row: &PageEvent,
-    instances: &HashMap<&str, Result<String, String>>,
+    instances: &CheckedInstances,
 ) -> Result<(Option<SharedRules>, String), String> {
     let uid = required(&row.uid, "uid")?;
     check_uuid(uid)?;
     let instance_uid = required(&row.instance_uid, "instance")?;
     let created_at = match instances.get(instance_uid) {
-        Some(Ok(created_at)) => created_at,
+        Some(Ok(instance)) => &instance.created_at,
         Some(Err(reason)) => return Err(reason.clone()),
         None => return Err("instance is missing".into()),
     };
@@ -307,32 +311,27 @@ pub(super) fn check_rules(rules: &mut SharedRules) -> Result<(), String> {
     parsed.validate().map_err(|err| err.to_string())
 }
 
-/// A page's events checked against its instances.
+/// A page's rows checked.
 pub(super) struct Checked {
-    /// Sorted by uid: the uid index then takes them in its own order.
+    pub(super) instances: CheckedInstances,
     pub(super) events: Vec<CheckedEvent>,
     pub(super) rules: Vec<CheckedRules>,
     /// Rows this version cannot read, with the reason: listed as conflicts, never written.
     pub(super) unreadable: Vec<Refused>,
 }
 
-/// Check every event of a page against the instances the page brought (an event of an
-/// instance that fails its checks fails with it).
+/// Check the instances a page brought, then every event against the instance it claims (an
+/// event of an instance that fails its checks fails with it).
 pub(super) fn check_rows(rows: Vec<PageEvent>, instances: &[PageInstance]) -> Checked {
-    let readable: HashMap<&str, Result<String, String>> = instances
+    let instances: CheckedInstances = instances
         .iter()
-        .filter_map(|row| {
-            Some((
-                row.uid.as_deref()?,
-                check_instance(row).map(|i| i.created_at),
-            ))
-        })
+        .filter_map(|row| Some((row.uid.clone()?, check_instance(row))))
         .collect();
     let mut events = Vec::with_capacity(rows.len());
     let mut rules = Vec::new();
     let mut unreadable = Vec::new();
     for row in rows {
-        match check_event(row, &readable) {
+        match check_event(row, &instances) {
             Ok((event, Some(event_rules))) => {
                 rules.push(CheckedRules {
                     instance_uid: event.instance_uid.clone(),
@@ -344,8 +343,8 @@ pub(super) fn check_rows(rows: Vec<PageEvent>, instances: &[PageInstance]) -> Ch
             Err(refused) => unreadable.push(*refused),
         }
     }
-    events.sort_unstable_by(|a, b| a.uid.cmp(&b.uid));
     Checked {
+        instances,
         events,
         rules,
         unreadable,

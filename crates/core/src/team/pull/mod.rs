@@ -1,16 +1,15 @@
 //! Pull: the team's events after this laptop's cursor, written into the local working copy.
 //!
 //! The server numbers events in commit order (see `push`), so "everything after the last number
-//! I applied" misses nothing. A page is one statement (one round trip) bringing the events and the
-//! instances they belong to (each instance once, not once per event): the first page, and any
-//! page after one that was not full, as JSON together with the shared records; the pages of a
-//! long pull in PostgreSQL's binary `COPY` format, five times less work for the server than
-//! building JSON ([`fetch`] asks for them). Each page is applied in one local transaction
-//! together with the new cursor,
-//! with one multi-row statement per table: a link that drops mid-pull leaves the cursor where the
-//! last whole page ended, and the next pull sends the rest again; an event already here is
-//! skipped by its uid. A pull skips the events this laptop pushed itself (it has them), and
-//! moves its cursor past them using the team's counter read in the same snapshot.
+//! I applied" misses nothing. A page is one statement (one round trip): a binary `COPY` of tagged
+//! rows bringing the team's counter, the events and the instances they belong to (each instance
+//! once, not once per event), and, once the events are caught up, the shared records and team
+//! budgets ([`fetch`] asks for it). Where the cursors stand after a page is one rule, [`after`],
+//! whatever the page brought. Each page is applied in one local transaction together with the new
+//! cursors: a link that drops mid-pull leaves the cursor where the last whole page ended, and
+//! the next pull sends the rest again; an event already here is skipped by its uid. A pull skips
+//! the events this laptop pushed itself (it has them), and moves its cursor past them using the
+//! team's counter read in the same snapshot.
 //!
 //! Rows from the server come from other members' laptops, so each is checked like input
 //! ([`read`] reads a page, [`check`] checks its rows, both pure): a row that fails is listed as an
@@ -21,15 +20,16 @@
 use std::collections::BTreeSet;
 
 mod check;
+mod cursor;
 mod fetch;
 mod read;
 mod write;
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 
 pub(crate) use check::canonical_time;
-use check::{CheckedEvent, CheckedRules, PageInstance, Refused};
+use check::{CheckedEvent, CheckedInstances, CheckedRules, Refused, TeamBudgetRow};
+use cursor::{after, Cursors, Page};
 use fetch::fetch_pages;
 pub use fetch::{FIRST_PAGE, PAGE};
 use write::{apply, checkpoint_later, page_writer};
@@ -39,28 +39,7 @@ use super::server::Server;
 use super::TeamError;
 use crate::store::team as repo;
 use crate::store::{Store, StoreError};
-
-/// What a page says besides its rows.
-#[derive(Debug, Clone)]
-struct Page {
-    head: i64,
-    events: i64,
-    last_event: Option<i64>,
-    records: i64,
-    last_record: Option<i64>,
-    /// The shared records and team budgets, on a page read by [`PULL`](fetch::PULL) (a copied
-    /// page brings none).
-    extras: Option<Extras>,
-    /// The most events (and records) asked for: fewer means caught up.
-    limit: i64,
-}
-
-/// The shared records and team budgets of a page, as JSON.
-#[derive(Debug, Clone)]
-struct Extras {
-    records_json: String,
-    budgets_json: Option<String>,
-}
+use crate::team::records::PulledRecord;
 
 /// What one pull did.
 #[derive(Debug, Default)]
@@ -69,32 +48,6 @@ pub struct Pulled {
     pub records: i64,
     /// Instances (by uid) that received events: only their conflicts can have changed.
     pub touched: BTreeSet<String>,
-}
-
-/// The cursors a pull continues from.
-#[derive(Debug, Clone, Copy)]
-struct Cursors {
-    events: i64,
-    records: i64,
-}
-
-/// Where the cursors stand once `page` is applied, and whether more pages follow.
-fn after(page: &Page, at: Cursors) -> (Cursors, bool) {
-    let events_full = page.events >= page.limit;
-    let records_full = page.records >= page.limit;
-    let events = if events_full {
-        page.last_event.unwrap_or(at.events)
-    } else {
-        page.head.max(at.events)
-    };
-    // Records are held back while events are not caught up, and come only on a JSON page.
-    let records = match (events_full, page.extras.is_some(), records_full) {
-        (true, _, _) | (false, false, _) => at.records,
-        (false, true, true) => page.last_record.unwrap_or(at.records),
-        (false, true, false) => page.head.max(at.records),
-    };
-    let more = events_full || records_full || page.extras.is_none();
-    (Cursors { events, records }, more)
 }
 
 /// Who pulls, and when.
@@ -172,23 +125,19 @@ pub async fn pull(
     Ok(pulled)
 }
 
-fn parse_list<T: for<'de> Deserialize<'de>>(json: &str, what: &str) -> Result<Vec<T>, TeamError> {
-    // The JSON is built by this version's own query from typed columns, so its shape and types
-    // are known; only the values are another laptop's input, and `check` reads those.
-    serde_json::from_str(json).map_err(|err| TeamError::Server {
-        detail: format!("the team database sent unreadable {what}: {err}"),
-    })
-}
-
 /// A page read and checked (on a blocking thread), ready to write.
 struct Prepared {
     page: Page,
-    instances: Vec<PageInstance>,
-    /// Sorted by uid: the uid index then takes them in its own order.
+    /// The page's instances by uid, each checked once: an event of one that failed fails with it.
+    instances: CheckedInstances,
     events: Vec<CheckedEvent>,
     rules: Vec<CheckedRules>,
     /// Rows this version cannot read, with the reason: listed as conflicts, never written.
     unreadable: Vec<Refused>,
+    /// The shared records, checked as they are written ([`records::apply`](crate::team::records::apply)).
+    records: Vec<PulledRecord>,
+    /// The team's budgets, on a page whose events are caught up.
+    budgets: Vec<TeamBudgetRow>,
 }
 
 #[cfg(test)]

@@ -1,73 +1,42 @@
-//! Reading a page as it arrived (JSON or binary `COPY`) into rows, and checking them: pure work,
-//! so it runs on a blocking thread beside the writer and is tested without a server.
+//! Reading a page as it arrived (binary `COPY` rows, see [`page_statement`]) into rows, and
+//! checking them: pure work, so it runs on a blocking thread beside the writer and is tested
+//! without a server.
+//!
+//! [`page_statement`]: super::fetch::page_statement
 
-use sqlx::FromRow;
-
-use super::check::{self, PageEvent, PageInstance};
-use super::{parse_list, Extras, Page, Prepared};
+use super::check::{self, PageEvent, PageInstance, TeamBudgetRow};
+use super::{Page, Prepared};
+use crate::team::records::PulledRecord;
 use crate::team::TeamError;
 
-/// One page as [`PULL`](super::fetch::PULL) sends it.
-#[derive(Debug, Clone, FromRow)]
-pub(super) struct JsonPage {
-    head: i64,
-    events: i64,
-    last_event: Option<i64>,
-    records: i64,
-    last_record: Option<i64>,
-    events_json: String,
-    instances_json: String,
-    records_json: String,
-    budgets_json: Option<String>,
-}
-
-/// Columns of [`copy_page`](super::fetch::copy_page)'s rows.
+/// Columns of a page's rows: what the row is, then up to ten fields.
 pub(super) const COPY_COLUMNS: usize = 11;
 
-/// A page as it arrived, not yet read.
-pub(super) enum Arrived {
-    Json(JsonPage),
-    Copied(Vec<u8>),
-}
-
-/// A page's rows, read.
+/// A page's rows, read, not yet checked.
+#[derive(Default)]
 struct PageRows {
-    page: Page,
+    head: Option<i64>,
     events: Vec<PageEvent>,
     instances: Vec<PageInstance>,
+    records: Vec<PulledRecord>,
+    budgets: Vec<TeamBudgetRow>,
 }
 
-fn read_json(page: JsonPage, limit: i64) -> Result<PageRows, TeamError> {
-    Ok(PageRows {
-        events: parse_list(&page.events_json, "events")?,
-        instances: parse_list(&page.instances_json, "instances")?,
-        page: Page {
-            head: page.head,
-            events: page.events,
-            last_event: page.last_event,
-            records: page.records,
-            last_record: page.last_record,
-            extras: Some(Extras {
-                records_json: page.records_json,
-                budgets_json: page.budgets_json,
-            }),
-            limit,
-        },
-    })
+/// JSON the server wrote from a `jsonb`. Should it still not read as JSON, it is kept as a
+/// string, which the checks refuse like any other misshapen value: the row fails, not the page.
+fn json(text: String) -> serde_json::Value {
+    serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text))
 }
 
-/// Read a copied page ([`copy_page`](super::fetch::copy_page)). The fields are text, checked
-/// like a JSON page's values afterwards; a field that is not UTF-8 fails the page, as it would in
-/// JSON.
-fn read_copied(bytes: &[u8], limit: i64) -> Result<PageRows, TeamError> {
+/// Read a page's rows. The fields are text, checked afterwards; a field that is not UTF-8, a
+/// row of an unknown kind or a payload cut short fails the page (the next pull asks again).
+fn read_rows(bytes: &[u8]) -> Result<PageRows, TeamError> {
     let unreadable = |err: &dyn std::fmt::Display| TeamError::Server {
         detail: format!("the team database sent an unreadable page: {err}"),
     };
     let rows =
         crate::team::copy_binary::read_rows::<COPY_COLUMNS>(bytes).map_err(|e| unreadable(&e))?;
-    let mut head = None;
-    let mut events = Vec::new();
-    let mut instances = Vec::new();
+    let mut read = PageRows::default();
     for row in rows {
         let mut fields = row.into_iter();
         let mut next = || {
@@ -80,8 +49,8 @@ fn read_copied(bytes: &[u8], limit: i64) -> Result<PageRows, TeamError> {
         };
         let number = |field: Option<String>| field.and_then(|n| n.parse::<i64>().ok());
         match next()?.as_deref() {
-            Some("h") => head = number(next()?),
-            Some("e") => events.push(PageEvent {
+            Some("h") => read.head = number(next()?),
+            Some("e") => read.events.push(PageEvent {
                 seq: number(next()?),
                 uid: next()?,
                 instance_uid: next()?,
@@ -90,13 +59,9 @@ fn read_copied(bytes: &[u8], limit: i64) -> Result<PageRows, TeamError> {
                 recorded_by: next()?,
                 origin_seq: number(next()?),
                 traffic_gb: next()?,
-                // Text the server wrote from a `jsonb`; if it still did not read as JSON, as
-                // a string it fails the rules check and the event is listed as unreadable.
-                rules: next()?.map(|json: String| {
-                    serde_json::from_str(&json).unwrap_or(serde_json::Value::String(json))
-                }),
+                rules: next()?.map(json),
             }),
-            Some("i") => instances.push(PageInstance {
+            Some("i") => read.instances.push(PageInstance {
                 uid: next()?,
                 name: next()?,
                 provider: next()?,
@@ -108,45 +73,55 @@ fn read_copied(bytes: &[u8], limit: i64) -> Result<PageRows, TeamError> {
                 created_at: next()?,
                 recorded_by: next()?,
             }),
+            Some("r") => read.records.push(PulledRecord {
+                seq: number(next()?),
+                kind: next()?,
+                key: next()?,
+                instance_uid: next()?,
+                body: next()?.map(json),
+                version: number(next()?),
+                laptop: next()?,
+                recorded_by: next()?,
+            }),
+            Some("b") => read.budgets.push(TeamBudgetRow {
+                currency: next()?,
+                amount: next()?,
+                set_by: next()?,
+            }),
             other => return Err(unreadable(&format!("a row of kind {other:?}"))),
         }
     }
-    let head = head.ok_or_else(|| unreadable(&"the team's counter is missing"))?;
-    Ok(PageRows {
-        page: Page {
-            head,
-            events: i64::try_from(events.len()).unwrap_or(i64::MAX),
-            last_event: events.iter().filter_map(|e| e.seq).max(),
-            records: 0,
-            last_record: None,
-            extras: None,
-            limit,
-        },
-        events,
-        instances,
-    })
+    Ok(read)
 }
 
-/// Read a page and check every row (pure work, no database).
-pub(super) fn prepare(arrived: Arrived, limit: i64) -> Result<Prepared, TeamError> {
-    let PageRows {
-        page,
-        events: rows,
-        instances,
-    } = match arrived {
-        Arrived::Json(page) => read_json(page, limit)?,
-        Arrived::Copied(bytes) => read_copied(&bytes, limit)?,
+/// Read a page of up to `limit` events and check every row (pure work, no database).
+pub(super) fn prepare(bytes: &[u8], limit: i64) -> Result<Prepared, TeamError> {
+    let rows = read_rows(bytes)?;
+    let head = rows.head.ok_or_else(|| TeamError::Server {
+        detail: "the team database sent a page without the team's counter".into(),
+    })?;
+    let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    let page = Page {
+        head,
+        events: count(rows.events.len()),
+        last_event: rows.events.iter().filter_map(|e| e.seq).max(),
+        records: count(rows.records.len()),
+        last_record: rows.records.iter().filter_map(|r| r.seq).max(),
+        limit,
     };
     let check::Checked {
+        instances,
         events,
         rules,
         unreadable,
-    } = check::check_rows(rows, &instances);
+    } = check::check_rows(rows.events, &rows.instances);
     Ok(Prepared {
         page,
         instances,
         events,
         rules,
         unreadable,
+        records: rows.records,
+        budgets: rows.budgets,
     })
 }

@@ -1,6 +1,6 @@
 use super::super::copy_binary::CopyRows;
 use super::fetch::next_page;
-use super::read::{prepare, Arrived, COPY_COLUMNS};
+use super::read::{prepare, COPY_COLUMNS};
 use super::*;
 
 /// The page sizes a pull of `total` events asks for, the first page included.
@@ -84,8 +84,36 @@ fn instance(rows: &mut CopyRows, name: &str) {
     );
 }
 
+fn record(rows: &mut CopyRows, seq: &str, body: Option<&str>) {
+    text_row(
+        rows,
+        [
+            Some("r"),
+            Some(seq),
+            Some("budget"),
+            Some(INSTANCE),
+            Some(INSTANCE),
+            body,
+            Some("3"),
+            Some("0190a1b2-c3d4-7e5f-8a9b-00000000aaaa"),
+            Some("bob"),
+            None,
+            None,
+        ],
+    );
+}
+
+fn budget(rows: &mut CopyRows, currency: &str, amount: &str) {
+    let mut fields = [None; COPY_COLUMNS];
+    fields[0] = Some("b");
+    fields[1] = Some(currency);
+    fields[2] = Some(amount);
+    fields[3] = Some("alice");
+    text_row(rows, fields);
+}
+
 #[test]
-fn a_copied_page_reads_as_a_json_page_would_and_brings_no_records() {
+fn a_page_reads_every_kind_of_row_in_any_order_and_checks_them() {
     let mut rows = CopyRows::new(COPY_COLUMNS as i16);
     event(
         &mut rows,
@@ -103,15 +131,21 @@ fn a_copied_page_reads_as_a_json_page_would_and_brings_no_records() {
         "rule_changed",
         Some("{not json"),
     );
+    record(&mut rows, "44", Some(r#"{"amount": "300"}"#));
+    record(&mut rows, "47", None);
+    budget(&mut rows, "CNY", "2000");
     head(&mut rows, "50");
-    let prepared = prepare(Arrived::Copied(rows.finish()), 5_000).expect("readable page");
+    let prepared = prepare(&rows.finish(), 5_000).expect("readable page");
     let page = &prepared.page;
     assert_eq!((page.head, page.events, page.last_event), (50, 2, Some(42)));
-    assert!(page.extras.is_none());
+    assert_eq!((page.records, page.last_record), (2, Some(47)));
+    assert!(page.caught_up());
+    let instance = prepared.instances[INSTANCE].as_ref().expect("readable");
     assert_eq!(
-        prepared.instances[0].notes.as_deref(),
+        instance.notes.as_deref(),
         Some("tab\there\nnewline \\N \"quoted\"")
     );
+    assert_eq!(instance.currency, "CNY");
     assert_eq!(prepared.events.len(), 1);
     assert_eq!(prepared.unreadable.len(), 1);
     assert!(
@@ -119,36 +153,21 @@ fn a_copied_page_reads_as_a_json_page_would_and_brings_no_records() {
         "{:?}",
         prepared.unreadable
     );
-
-    // Short of its limit it is caught up on events, but the records still need a JSON page.
-    let at = Cursors {
-        events: 40,
-        records: 3,
-    };
-    let (next, more) = after(page, at);
-    assert!(more);
-    assert_eq!((next.events, next.records), (50, 3));
-    let json_page = Page {
-        extras: Some(Extras {
-            records_json: "[]".into(),
-            budgets_json: None,
-        }),
-        events: 0,
-        last_event: None,
-        ..page.clone()
-    };
-    let (next, more) = after(&json_page, next);
-    assert!(!more);
-    assert_eq!((next.events, next.records), (50, 50));
+    assert_eq!(
+        prepared.records[0].body,
+        Some(serde_json::json!({"amount": "300"}))
+    );
+    // A removed record (a cleared budget) has no body.
+    assert_eq!(prepared.records[1].body, None);
+    assert_eq!(prepared.records[1].version, Some(3));
+    assert_eq!(prepared.budgets[0].amount.as_deref(), Some("2000"));
 }
 
 #[test]
-fn a_copied_page_without_the_counter_or_with_an_unknown_row_is_refused() {
+fn a_page_without_the_counter_with_an_unknown_row_or_cut_short_is_refused() {
     let mut rows = CopyRows::new(COPY_COLUMNS as i16);
     instance(&mut rows, "shared-a100");
-    let err = prepare(Arrived::Copied(rows.finish()), 5_000)
-        .err()
-        .expect("refused");
+    let err = prepare(&rows.finish(), 5_000).err().expect("refused");
     assert!(err.to_string().contains("counter"), "{err}");
 
     let mut rows = CopyRows::new(COPY_COLUMNS as i16);
@@ -156,10 +175,10 @@ fn a_copied_page_without_the_counter_or_with_an_unknown_row_is_refused() {
     let mut odd = [None; COPY_COLUMNS];
     odd[0] = Some("x");
     text_row(&mut rows, odd);
-    assert!(prepare(Arrived::Copied(rows.finish()), 5_000).is_err());
+    assert!(prepare(&rows.finish(), 5_000).is_err());
 
     let mut cut = CopyRows::new(COPY_COLUMNS as i16);
     head(&mut cut, "50");
     let bytes = cut.finish();
-    assert!(prepare(Arrived::Copied(bytes[..bytes.len() - 1].to_vec()), 5_000).is_err());
+    assert!(prepare(&bytes[..bytes.len() - 1], 5_000).is_err());
 }

@@ -2,17 +2,17 @@
 //! under a free one, and the user is told), rules versions and events, and the new cursors, in
 //! one SQLite transaction.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
 use sqlx::pool::PoolConnection;
 use sqlx::{Sqlite, SqliteConnection};
 
-use super::check::{check_instance, checked_budgets, CheckedEvent, TeamBudgetRow};
-use super::{parse_list, Cursors, Prepared, Pulled};
+use super::check::{checked_budgets, CheckedEvent};
+use super::{Cursors, Prepared, Pulled};
 use crate::store::team::{self as repo, ConflictRow, PulledInstance, SharedRules};
 use crate::store::{Store, StoreError};
-use crate::team::records::{self, PulledRecord};
+use crate::team::records;
 use crate::team::TeamError;
 
 /// Write one prepared page and its cursors in one local transaction; the instances (by uid) it
@@ -25,21 +25,6 @@ pub(super) async fn apply(
     now: DateTime<Utc>,
     pulled: &mut Pulled,
 ) -> Result<BTreeSet<String>, TeamError> {
-    let page = &prepared.page;
-    let brings_records = page.extras.is_some() && page.events < page.limit;
-    // Every id an event or rules version refers to comes from this page's own lookups, in this
-    // same transaction. SQLite checking each reference again (a lookup or two per event, about
-    // a tenth of the write) is only paid on the page that brings shared records, whose
-    // references another laptop chose. The setting cannot change inside a transaction.
-    let check = if brings_records {
-        "PRAGMA foreign_keys = ON"
-    } else {
-        "PRAGMA foreign_keys = OFF"
-    };
-    sqlx::query(check)
-        .execute(&mut *writer)
-        .await
-        .map_err(StoreError::from)?;
     // Taking the write lock up front, as `Store::write` does.
     let mut tx = sqlx::Connection::begin_with(writer, "BEGIN IMMEDIATE")
         .await
@@ -48,14 +33,9 @@ pub(super) async fn apply(
     let applied = write_page(&mut tx, prepared, events, now).await?;
     pulled.events += applied.events;
     pulled.touched.extend(applied.touched.iter().cloned());
-    if let Some(extras) = page.extras.as_ref().filter(|_| brings_records) {
-        let list: Vec<PulledRecord> = parse_list(&extras.records_json, "records")?;
-        pulled.records += records::apply(&mut tx, &list, laptop, now).await?;
-        let budgets: Vec<TeamBudgetRow> = parse_list(
-            extras.budgets_json.as_deref().unwrap_or("[]"),
-            "team budgets",
-        )?;
-        repo::replace_team_budgets(&mut tx, &checked_budgets(&budgets)).await?;
+    if prepared.page.caught_up() {
+        pulled.records += records::apply(&mut tx, &prepared.records, laptop, now).await?;
+        repo::replace_team_budgets(&mut tx, &checked_budgets(&prepared.budgets)).await?;
     }
     repo::set_pulled_seq(&mut tx, next.events, next.records).await?;
     tx.commit().await.map_err(StoreError::from)?;
@@ -66,8 +46,7 @@ pub(super) async fn apply(
 /// page's commit would otherwise copy the write-ahead log back into the database file, and sync
 /// it, while the user waits for the pull. The log is copied once, after the pull
 /// ([`checkpoint_later`]), as PostgreSQL's own checkpointer does after a commit. The connection
-/// is closed when the pull is done or fails, never handed back to the pool with its settings
-/// (this one, and the foreign-key checks [`apply`] turns off for pages without records).
+/// is closed when the pull is done or fails, never handed back to the pool with that setting.
 pub(super) async fn page_writer(store: &Store) -> Result<PoolConnection<Sqlite>, TeamError> {
     let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     conn.close_on_drop();
@@ -130,18 +109,14 @@ pub(super) async fn write_page(
     events: Vec<CheckedEvent>,
     now: DateTime<Utc>,
 ) -> Result<Applied, TeamError> {
-    let instances: HashMap<&str, Result<PulledInstance<'_>, String>> = prepared
-        .instances
-        .iter()
-        .filter_map(|row| Some((row.uid.as_deref()?, check_instance(row))))
-        .collect();
+    let instances = &prepared.instances;
     for (row, reason) in &prepared.unreadable {
         let uid = row.uid.clone().unwrap_or_default();
         let instance_uid = row.instance_uid.clone().unwrap_or_default();
         let name = instances
             .get(instance_uid.as_str())
             .and_then(|i| i.as_ref().ok())
-            .map(|i| i.local_name.to_owned())
+            .map(|i| i.local_name.clone())
             .unwrap_or_default();
         repo::record_conflict(
             conn,
@@ -166,18 +141,18 @@ pub(super) async fn write_page(
         .collect();
     let used_uids: Vec<&str> = used.iter().map(String::as_str).collect();
     let mut instance_ids = repo::local_ids(conn, "instances", &used_uids).await?;
-    let new_instances: Vec<PulledInstance<'_>> = used_uids
+    let new_instances: Vec<PulledInstance> = used_uids
         .iter()
         .filter(|uid| !instance_ids.contains_key(**uid))
-        .filter_map(|uid| instances.get(uid)?.as_ref().ok().cloned())
+        .filter_map(|uid| instances.get(*uid)?.as_ref().ok().cloned())
         .collect();
     let under_own_name = repo::insert_pulled_instances(conn, &new_instances).await?;
     for instance in &new_instances {
-        let id = match under_own_name.get(instance.uid) {
+        let id = match under_own_name.get(&instance.uid) {
             Some(id) => *id,
             None => insert_renamed(conn, instance, now).await?,
         };
-        instance_ids.insert(instance.uid.to_owned(), id);
+        instance_ids.insert(instance.uid.clone(), id);
     }
     let rules: Vec<(i64, &SharedRules)> = prepared
         .rules
@@ -220,16 +195,16 @@ pub(super) async fn write_page(
 /// Insert a shared instance whose name is taken here under a free one, and tell the user.
 pub(super) async fn insert_renamed(
     conn: &mut SqliteConnection,
-    instance: &PulledInstance<'_>,
+    instance: &PulledInstance,
     now: DateTime<Utc>,
 ) -> Result<i64, TeamError> {
-    let shared_name = instance.local_name;
-    let member = instance.recorded_by;
-    let local_name = free_name(conn, shared_name, member, instance.uid).await?;
+    let shared_name = &instance.local_name;
+    let member = &instance.recorded_by;
+    let local_name = free_name(conn, shared_name, member, &instance.uid).await?;
     let id = repo::insert_pulled_instance(
         conn,
         &PulledInstance {
-            local_name: &local_name,
+            local_name: local_name.clone(),
             ..instance.clone()
         },
     )
@@ -239,9 +214,9 @@ pub(super) async fn insert_renamed(
         &ConflictRow {
             key: format!("name_collision:{}", instance.uid),
             kind: "name_collision".into(),
-            instance_uid: instance.uid.to_owned(),
+            instance_uid: instance.uid.clone(),
             instance_name: local_name.clone(),
-            member: member.to_owned(),
+            member: member.clone(),
             detail: format!(
                 "{member}'s instance {shared_name:?} has the same name as one of yours; it is kept here as {local_name:?}"
             ),
