@@ -19,23 +19,31 @@ done
 # libstdc++) the linker left dynamic would make the .exe fail to start there.
 for exe in leasehold.exe leasehold-app.exe; do
   dlls=$(x86_64-w64-mingw32-objdump -p "$WIN_OUT/$exe" | awk '/DLL Name:/ { print $3 }' | sort -u)
-  foreign=$(grep -viE '^(api-ms-win-.*|kernel32|kernelbase|ntdll|user32|gdi32|advapi32|shell32|ole32|oleaut32|comctl32|comdlg32|uxtheme|dwmapi|shlwapi|ws2_32|bcrypt|bcryptprimitives|crypt32|secur32|ncrypt|userenv|msvcrt|ucrtbase|vcruntime140|rpcrt4|iphlpapi|dbghelp|propsys|version|winmm|imm32|setupapi|cfgmgr32|powrprof|d2d1|d3d11|dxgi|dwrite|windowscodecs|msimg32|winspool|mpr|netapi32|psapi|credui|wtsapi32|synchronization|shcore|gdiplus|opengl32|winhttp|wininet|urlmon|dcomp|oleacc|uiautomationcore|msi|comsupp)\.dll$' <<<"$dlls" || true)
+  foreign=$(grep -viE '^(api-ms-win-.*|kernel32|kernelbase|ntdll|combase|ktmw32|user32|gdi32|advapi32|shell32|ole32|oleaut32|comctl32|comdlg32|uxtheme|dwmapi|shlwapi|ws2_32|bcrypt|bcryptprimitives|crypt32|secur32|ncrypt|userenv|msvcrt|ucrtbase|vcruntime140|rpcrt4|iphlpapi|dbghelp|propsys|version|winmm|imm32|setupapi|cfgmgr32|powrprof|d2d1|d3d11|dxgi|dwrite|windowscodecs|msimg32|winspool|mpr|netapi32|psapi|credui|wtsapi32|synchronization|shcore|gdiplus|opengl32|winhttp|wininet|urlmon|dcomp|oleacc|uiautomationcore|msi|comsupp)\.dll$' <<<"$dlls" || true)
   for dll in $foreign; do
     # Only what ships beside it (WebView2Loader.dll for the app) may come from elsewhere.
     [ -f "$WIN_OUT/$dll" ] || { echo "$exe needs $dll, which Windows does not ship"; exit 1; }
   done
 done
 # The app is a windowed program (no console window behind it); the CLI a console one.
-x86_64-w64-mingw32-objdump -p "$WIN_OUT/leasehold-app.exe" | grep -q 'Subsystem.*(Windows GUI)' \
+# (Read whole first: `grep -q` stops reading early, and under pipefail objdump's broken pipe
+# would fail the check.)
+subsystem() { x86_64-w64-mingw32-objdump -p "$WIN_OUT/$1" | grep '^Subsystem'; }
+[[ $(subsystem leasehold-app.exe) == *"(Windows GUI)"* ]] \
   || { echo "leasehold-app.exe is not a GUI-subsystem program"; exit 1; }
-x86_64-w64-mingw32-objdump -p "$WIN_OUT/leasehold.exe" | grep -q 'Subsystem.*(Windows CUI)' \
+[[ $(subsystem leasehold.exe) == *"(Windows CUI)"* ]] \
   || { echo "leasehold.exe is not a console program"; exit 1; }
+
+# Wait for Wine's processes to end; a leftover one must not hold the run until CI's limit.
+settle() {
+  timeout 120 "${WINE%/*}/wineserver" -w || echo "wine: processes still running after 2 minutes; going on"
+}
 
 # One prefix, made once and kept in target/ (wineboot takes a while the first time).
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
   echo "creating the Wine prefix in $WINEPREFIX"
   env -u DISPLAY "$WINE" wineboot -i >/dev/null 2>&1 || true
-  "${WINE%/*}/wineserver" -w
+  settle
 fi
 
 # Debian 12's Wine 8.0 lacks bcryptprimitives.dll (Windows 10/11 ship it; Rust's std needs its
@@ -57,17 +65,17 @@ instdir="$localappdata\\Programs\\Leasehold"
 shortcut="$(unix_of "$appdata")/Microsoft/Windows/Start Menu/Programs/Leasehold.lnk"
 uninstall_key='HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\Leasehold'
 "$WINE" "$setup" /S
-"${WINE%/*}/wineserver" -w
+settle
 for file in leasehold-app.exe leasehold.exe WebView2Loader.dll uninstall.exe; do
   [ -f "$(unix_of "$instdir")/$file" ] || { echo "installer: $instdir\\$file is missing"; exit 1; }
 done
 [ -f "$shortcut" ] || { echo "installer: no Start-menu entry at $shortcut"; exit 1; }
-"$WINE" reg query "$uninstall_key" /v UninstallString | grep -q 'uninstall.exe' \
+[[ $("$WINE" reg query "$uninstall_key" /v UninstallString) == *uninstall.exe* ]] \
   || { echo "installer: no uninstall entry under $uninstall_key"; exit 1; }
-"$WINE" "$instdir\\leasehold.exe" paths --json | grep -q '"data"' \
+[[ $("$WINE" "$instdir\\leasehold.exe" paths --json) == *'"data"'* ]] \
   || { echo "installer: the installed leasehold.exe does not run"; exit 1; }
 "$WINE" "$instdir\\uninstall.exe" /S
-"${WINE%/*}/wineserver" -w
+settle
 sleep 2
 [ ! -e "$(unix_of "$instdir")/leasehold-app.exe" ] && [ ! -e "$shortcut" ] \
   || { echo "uninstaller: files or the Start-menu entry are left"; exit 1; }
@@ -76,10 +84,10 @@ if "$WINE" reg query "$uninstall_key" >/dev/null 2>&1; then
 fi
 echo "installer: installs per user, Start-menu entry, uninstall entry, uninstalls cleanly"
 
-# One wineserver for the whole run (each leasehold.exe would otherwise start and stop its own);
-# the tests take turns in it (two at once once left one waiting for minutes).
-"${WINE%/*}/wineserver" -p
+# The tests take turns (two at once once left one waiting for minutes). Each leasehold.exe starts
+# its own wineserver: a persistent one (`wineserver -p`) left the first test waiting forever.
 trap '"${WINE%/*}/wineserver" -k 2>/dev/null || true' EXIT
+settle
 
 export LEASEHOLD_WINE=$WINE LEASEHOLD_WINDOWS_EXE=$PWD/$WIN_OUT/leasehold.exe
 if command -v cargo-nextest >/dev/null; then
