@@ -15,8 +15,7 @@ use crate::store::ledger::RulesRow;
 use crate::store::team::{PulledInstance, SharedRules};
 
 /// An event of a page (every field optional: a row from a newer or broken client must be
-/// reported, not fail the whole page). It arrives as a JSON array in field order (half the
-/// server's work of an object with keys, for the thousands of events of a page).
+/// reported, not fail the whole page), as `pull::read` takes it from an `e` row.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub(super) struct PageEvent {
