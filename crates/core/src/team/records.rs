@@ -16,7 +16,6 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::Deserialize;
 use sqlx::SqliteConnection;
 
 use super::server::Server;
@@ -103,8 +102,7 @@ pub async fn push(
 }
 
 /// A record as a pull page carries it.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default)]
 pub struct PulledRecord {
     pub kind: Option<String>,
     pub key: Option<String>,

@@ -8,7 +8,6 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::Deserialize;
 
 use crate::billing::rows;
 use crate::store::ledger::RulesRow;
@@ -16,8 +15,7 @@ use crate::store::team::{PulledInstance, SharedRules};
 
 /// An event of a page (every field optional: a row from a newer or broken client must be
 /// reported, not fail the whole page), as `pull::read` takes it from an `e` row.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct PageEvent {
     pub(super) seq: Option<i64>,
     pub(super) uid: Option<String>,
@@ -31,8 +29,7 @@ pub(super) struct PageEvent {
 }
 
 /// An instance of a page.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct PageInstance {
     pub(super) uid: Option<String>,
     pub(super) name: Option<String>,
@@ -47,8 +44,7 @@ pub(super) struct PageInstance {
 }
 
 /// A team budget as the server holds it.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct TeamBudgetRow {
     pub(super) currency: Option<String>,
     pub(super) amount: Option<String>,

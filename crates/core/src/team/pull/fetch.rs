@@ -46,7 +46,7 @@ pub(super) fn page_statement(
     limit: i64,
 ) -> String {
     let team_id = who.team_id;
-    let member: String = who.member.bytes().map(|b| format!("{b:02x}")).collect();
+    let member = hex::encode(who.member);
     let (events, records) = (at.events, at.records);
     format!(
         "COPY (
