@@ -130,12 +130,27 @@ pub struct LinkRow {
     pub imported: bool,
     pub acknowledged: bool,
     pub note: Option<String>,
+    /// The first sync that no longer saw it listed (migration 0310); `None` while listed.
+    pub missing_since: Option<DateTime<Utc>>,
+    /// A held price change (whole instance, per hour, decimal text), its GPU count, currency and
+    /// the first sync that saw it; applied only by `account accept`.
+    pub held_price_per_hour: Option<String>,
+    pub held_gpu_count: Option<i64>,
+    pub held_currency: Option<String>,
+    pub held_since: Option<DateTime<Utc>>,
+    /// The provider's own price per hour and currency when it differs in currency from the rules.
+    pub provider_price_per_hour: Option<String>,
+    pub provider_currency: Option<String>,
+    /// Why the import needs a look, in plain words.
+    pub import_warning: Option<String>,
     /// The ledger's name of the instance (joined).
     pub name: String,
 }
 
 const LINK_SELECT: &str = "SELECT l.instance_id, l.account_id, l.remote_id, l.remote_state,
-        l.seen_at, l.imported, l.acknowledged, l.note, i.name
+        l.seen_at, l.imported, l.acknowledged, l.note, l.missing_since, l.held_price_per_hour,
+        l.held_gpu_count, l.held_currency, l.held_since, l.provider_price_per_hour,
+        l.provider_currency, l.import_warning, i.name
      FROM account_instances l JOIN instances i ON i.id = l.instance_id";
 
 pub async fn links_of(
