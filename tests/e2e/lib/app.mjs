@@ -50,31 +50,45 @@ function signal(pids, sig) {
 /**
  * Start the app. `profile` is a folder used as HOME and XDG data/config home; `language` is the
  * system locale the app sees (e.g. "en_US"); `env` adds variables (e.g. `GTK_THEME`).
+ * `locale` instead sets LANG to exactly that (e.g. "C.UTF-8", with no LANGUAGE or LC_ALL), as a
+ * minimal Debian install has it; `plain` leaves out the rendering variables the tests set, so the
+ * app starts the way `make run` starts it from the caller's environment.
  */
-export async function launchApp({ profile, language = 'en_US', env: extraEnv = {} }) {
+export async function launchApp({ profile, language = 'en_US', locale, plain = false, env: extraEnv = {} }) {
   if (!BINARY) throw new Error('LEASEHOLD_APP_BIN is not set; run through tests/e2e/run.sh')
   const [port, nativePort] = [await freePort(), await freePort()]
   const db = path.join(profile, 'leasehold.sqlite3')
+  const caller = { ...process.env }
+  let system
+  if (locale !== undefined) {
+    for (const name of Object.keys(caller)) if (name.startsWith('LC_') || name === 'LANGUAGE') delete caller[name]
+    system = { LANG: locale }
+  } else {
+    // navigator.language follows LANG; run.sh compiles the locales into LOCPATH.
+    system = { LANG: `${language}.UTF-8`, LC_ALL: '', LANGUAGE: language }
+  }
+  const rendering = plain
+    ? {}
+    : {
+        // Xvfb has no GPU: render in software, without accelerated compositing (GL emulated on
+        // the CPU only costs time on a 2-core machine).
+        WEBKIT_DISABLE_COMPOSITING_MODE: '1',
+        // Under a Chinese locale GTK defaults to the XIM input method; with no XIM server on
+        // Xvfb, the window stops repainting once a text field has focus. GTK's own method avoids it.
+        GTK_IM_MODULE: 'gtk-im-context-simple',
+      }
+  const forced = plain ? {} : { WEBKIT_DISABLE_DMABUF_RENDERER: '1', LIBGL_ALWAYS_SOFTWARE: '1' }
   const env = {
-    ...process.env,
+    ...caller,
     HOME: profile,
     XDG_DATA_HOME: path.join(profile, 'data'),
     XDG_CONFIG_HOME: path.join(profile, 'config'),
     XDG_CACHE_HOME: path.join(profile, 'cache'),
     LEASEHOLD_DB: db,
-    // navigator.language follows LANG; run.sh compiles the locales into LOCPATH.
-    LANG: `${language}.UTF-8`,
-    LC_ALL: '',
-    LANGUAGE: language,
-    // Xvfb has no GPU: render in software, without accelerated compositing (GL emulated on the
-    // CPU only costs time on a 2-core machine).
-    WEBKIT_DISABLE_COMPOSITING_MODE: '1',
-    // Under a Chinese locale GTK defaults to the XIM input method; with no XIM server on Xvfb, the
-    // window stops repainting once a text field has focus. GTK's built-in method avoids that.
-    GTK_IM_MODULE: 'gtk-im-context-simple',
+    ...system,
+    ...rendering,
     ...extraEnv,
-    WEBKIT_DISABLE_DMABUF_RENDERER: '1',
-    LIBGL_ALWAYS_SOFTWARE: '1',
+    ...forced,
   }
   // Output goes to a file, not to this process: an app outliving its session must not hold the
   // test runner's pipes open.

@@ -9,9 +9,14 @@ export type Language = (typeof LANGUAGES)[number]
 
 export const MESSAGES: Record<Language, Record<string, unknown>> = { en, 'zh-CN': zhCN }
 
-/** Any Chinese system locale (zh, zh-CN, zh-Hans-SG, zh-TW …) gets Chinese; everything else English. */
+/**
+ * Any Chinese system locale (zh, zh-CN, zh_CN.UTF-8, zh-Hans-SG, zh-TW …) gets Chinese; everything
+ * else English — including what is no language at all (`C`, `POSIX`, empty, malformed), which
+ * minimal Debian and Ubuntu installs, containers and WSL report.
+ */
 export function languageFromSystem(tag: string | null | undefined): Language {
-  return tag?.toLowerCase().startsWith('zh') ? 'zh-CN' : 'en'
+  const primary = (tag ?? '').trim().split(/[-_.@]/)[0].toLowerCase()
+  return primary === 'zh' ? 'zh-CN' : 'en'
 }
 
 export function isLanguage(value: unknown): value is Language {

@@ -42,7 +42,7 @@ describe('languageFromSystem', () => {
   })
 
   it('picks English for other or missing locales', () => {
-    for (const tag of ['en-US', 'de-DE', 'ja', '', null, undefined]) {
+    for (const tag of ['en-US', 'de-DE', 'ja', '', null, undefined, 'c', 'C', 'C.UTF-8', 'POSIX', 'xx-invalid-@@', 'zhx']) {
       expect(languageFromSystem(tag), String(tag)).toBe('en')
     }
   })
