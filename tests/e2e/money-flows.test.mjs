@@ -100,7 +100,7 @@ describe('the flows that protect money', () => {
     await screenshot(s, 'en/75-stop-confirmed')
   })
 
-  async function reviewRental(preset, name, price) {
+  async function reviewRental(preset, name, price, plan = { budget: '', planned_hours: '' }) {
     await goTo(s, 'new-rental')
     // New rental keeps a draft where it was left (the last journey's review): back to the start.
     await s.waitFor('[data-testid="wizard"]')
@@ -115,13 +115,20 @@ describe('the flows that protect money', () => {
     await next(s, 'rules')
     await next(s, 'extras')
     await next(s, 'plan')
+    await fill(s, 'budget', plan.budget)
+    await fill(s, 'planned_hours', plan.planned_hours)
     await next(s, 'review')
   }
 
   it('en: the review questions a price a hundred times the last one, and one that pays for the card', async () => {
-    await reviewRental('autodl', 'typo-4090', '360')
+    await reviewRental('autodl', 'typo-4090', '360', { budget: '100', planned_hours: '10' })
     const warning = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_earlier"]')
     assert.match(await warning.text(), /is 100× what you paid for this GPU last time/)
+    // Even with no history the yuan price is caught: the card's dollar price at the dated rate.
+    const converted = await s.text('[data-testid="price-warning"][data-kind="pays_for_the_card"]')
+    assert.match(converted, /at 7\.1 yuan per dollar, December 2026/)
+    // Ten hours at 360 yuan against a budget of 100 yuan.
+    assert.match(await s.text('[data-testid="price-warning"][data-kind="over_budget"]'), /10 hours at this price cost CN¥3,600\.00, more than the budget of CN¥100\.00/)
     await screenshot(s, 'en/76-price-check')
 
     await s.click('[data-testid="price-check-edit"]')
@@ -141,9 +148,11 @@ describe('the flows that protect money', () => {
 
   it('zh-CN: the same warnings, the console-only Stop and the neutral not-connected state', async () => {
     await switchLanguage(s, 'zh-CN')
-    await reviewRental('autodl', 'typo-4090', '360')
+    await reviewRental('autodl', 'typo-4090', '360', { budget: '100', planned_hours: '10' })
     const warning = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_earlier"]')
     assert.match(await warning.text(), /是你上次租这款 GPU.*的 100 倍/)
+    assert.match(await s.text('[data-testid="price-warning"][data-kind="pays_for_the_card"]'), /2026年12月汇率 1 美元 = 7\.1 元/)
+    assert.match(await s.text('[data-testid="price-warning"][data-kind="over_budget"]'), /超出了预算/)
     await screenshot(s, 'zh-CN/76-price-check')
 
     // Never connected, AutoDL: nothing Leasehold can run stops it, and the dialog says so.

@@ -15,7 +15,7 @@ const GARBAGE = 'this is not a database, just bytes left by a crashed copy\n'.re
 
 const TITLES = {
   corrupt: { en_US: 'The database file is damaged', zh_CN: '数据库文件已损坏' },
-  newer_version: { en_US: 'This database comes from a newer Leasehold', zh_CN: '这个数据库来自更新版本的 Leasehold' },
+  newer_version: { en_US: 'This database comes from a newer Leasehold', zh_CN: '这个数据库来自更新版本的算力租用管家' },
   disk_full: { en_US: 'The disk is full', zh_CN: '磁盘已满' },
   locked: { en_US: 'Another program is using the database', zh_CN: '另一个程序正在使用数据库' },
 }

@@ -116,3 +116,11 @@ export function formatMoneyTicks(values: number[], currency: string, locale: str
 export function formatPercent(value: number, locale: string): string {
   return new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 }).format(value / 100)
 }
+
+/** A `YYYY-MM` month in the reader's words ("December 2026", "2026年12月"); anything else as given. */
+export function formatMonth(month: string, lang: string): string {
+  const match = /^(\d{4})-(\d{2})$/.exec(month)
+  if (!match) return month
+  const at = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, 1))
+  return new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'long', timeZone: 'UTC' }).format(at)
+}

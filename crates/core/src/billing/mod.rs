@@ -11,12 +11,14 @@
 //! - [`events`]: the event state machine; [`engine`]: cost over intervals, burn rate, wipe date.
 //! - [`ledger`]: the API over the store the app and the CLI call; [`report`]: what it returns.
 //! - [`estimate`]: pricing a job before renting; [`rent_vs_buy`]: the break-even month.
-//! - [`price_check`]: a price far from what was paid before, or one that pays for the card.
+//! - [`price_check`]: a price far from what was paid before, one that pays for the card, a plan
+//!   that outspends its budget; [`exchange`]: the fixed, dated rate table those checks convert with.
 
 pub mod engine;
 mod error;
 pub mod estimate;
 pub mod events;
+pub mod exchange;
 pub mod ledger;
 pub mod money;
 pub(crate) mod new_instance;

@@ -4,13 +4,17 @@
 //!
 //! Pure: the caller brings what this user paid before ([`crate::catalog::earlier_prices`]) and,
 //! when known, what the card costs to buy; New rental's review and the provider imports call the
-//! same function.
+//! same function. A first-time renter has no history, so the card's launch price — converted at
+//! the fixed, dated rate of [`super::exchange`] when the price is in yuan — still catches the
+//! 360 yuan 4090; and a plan whose hours at this price outspend its budget is said before it
+//! starts.
 
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::exchange::{self, DatedRate};
 use super::money::display_rate;
 use super::presets::ProviderKey;
 use crate::catalog::recommend::PriceEntry;
@@ -47,6 +51,18 @@ pub struct PriceCheckInput {
     #[serde(default)]
     #[ts(optional, type = "string")]
     pub card_price: Option<Decimal>,
+    /// GPUs in the instance (1 when not given): the plan's cost counts each.
+    #[serde(default)]
+    #[ts(optional)]
+    pub gpu_count: Option<u32>,
+    /// The hours the renter plans, and the budget, in `currency`: together they say whether the
+    /// plan fits.
+    #[serde(default)]
+    #[ts(optional, type = "string")]
+    pub planned_hours: Option<Decimal>,
+    #[serde(default)]
+    #[ts(optional, type = "string")]
+    pub budget: Option<Decimal>,
 }
 
 /// One reason to look at the price again.
@@ -69,6 +85,17 @@ pub enum PriceWarning {
         card_price: Decimal,
         #[ts(type = "string")]
         hours: Decimal,
+        /// The rate the card's dollar price was converted at, when it was.
+        #[ts(optional)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        converted_at: Option<DatedRate>,
+    },
+    /// The planned hours at this price cost more than the budget.
+    OverBudget {
+        #[ts(type = "string")]
+        planned_cost: Decimal,
+        #[ts(type = "string")]
+        budget: Decimal,
     },
     /// The provider bills in another currency than the one entered.
     CurrencyDiffers { expected: String },
@@ -114,8 +141,10 @@ pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceChec
             .rev()
             .find(|e| e.currency.eq_ignore_ascii_case(&currency) && same_gpu(gpu, &e.gpu))
     }) {
-        if paid.price_per_hour > Decimal::ZERO {
-            let times = price / paid.price_per_hour;
+        if let Some(times) = (paid.price_per_hour > Decimal::ZERO)
+            .then(|| price.checked_div(paid.price_per_hour))
+            .flatten()
+        {
             if times >= FAR_FACTOR || times * FAR_FACTOR <= Decimal::ONE {
                 warnings.push(PriceWarning::FarFromEarlier {
                     earlier: display_rate(paid.price_per_hour),
@@ -125,23 +154,49 @@ pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceChec
             }
         }
     }
-    let card_price = input.card_price.filter(|c| *c > Decimal::ZERO).or_else(|| {
-        let id = gpu.map(|g| g.id.as_str())?;
-        (currency == "USD")
-            .then(|| LAUNCH_PRICES_USD.iter().find(|(g, _)| *g == id))
-            .flatten()
-            .map(|(_, usd)| *usd)
-    });
-    if let Some(card_price) = card_price {
-        let hours = card_price / price;
-        if hours < PAYBACK_HOURS {
+    if let Some((card_price, converted_at)) = card_price_in(input, gpu, &currency) {
+        // A price of a billionth overflows the division: it cannot pay for anything, no warning.
+        if let Some(hours) = card_price.checked_div(price).filter(|h| *h < PAYBACK_HOURS) {
             warnings.push(PriceWarning::PaysForTheCard {
-                card_price,
+                card_price: card_price.round_dp(0),
                 hours: hours.round_dp(1),
+                converted_at,
             });
         }
     }
+    if let (Some(hours), Some(budget)) = (input.planned_hours, input.budget) {
+        let gpus = Decimal::from(input.gpu_count.unwrap_or(1).max(1));
+        let planned_cost = price.checked_mul(gpus).and_then(|p| p.checked_mul(hours));
+        match planned_cost {
+            Some(cost) if budget > Decimal::ZERO && hours > Decimal::ZERO && cost > budget => {
+                warnings.push(PriceWarning::OverBudget {
+                    planned_cost: cost.round_dp(2),
+                    budget,
+                })
+            }
+            _ => {}
+        }
+    }
     PriceCheck { warnings, currency }
+}
+
+/// What one card costs in `currency`: the renter's own figure, else the launch price in dollars,
+/// converted at the dated rate when the price is in another currency (with that rate).
+fn card_price_in(
+    input: &PriceCheckInput,
+    gpu: Option<&GpuSpec>,
+    currency: &str,
+) -> Option<(Decimal, Option<DatedRate>)> {
+    if let Some(own) = input.card_price.filter(|c| *c > Decimal::ZERO) {
+        return Some((own, None));
+    }
+    let id = gpu.map(|g| g.id.as_str())?;
+    let (_, usd) = LAUNCH_PRICES_USD.iter().find(|(g, _)| *g == id)?;
+    if currency == "USD" {
+        return Some((*usd, None));
+    }
+    let rate = exchange::rate("USD", currency)?;
+    Some((usd.checked_mul(rate.rate)?, Some(rate)))
 }
 
 /// [`price_check`] against the prices of the rentals recorded in `store`.
@@ -166,6 +221,9 @@ mod tests {
             currency: currency.into(),
             provider: provider.map(str::to_owned),
             card_price: None,
+            gpu_count: None,
+            planned_hours: None,
+            budget: None,
         }
     }
 
@@ -186,12 +244,16 @@ mod tests {
             &earlier,
         );
         assert_eq!(
-            check.warnings,
-            vec![PriceWarning::FarFromEarlier {
+            check.warnings[0],
+            PriceWarning::FarFromEarlier {
                 earlier: dec!(3.6),
                 currency: "CNY".into(),
                 times: dec!(100),
-            }]
+            }
+        );
+        assert!(
+            matches!(check.warnings[1..], [PriceWarning::PaysForTheCard { .. }]),
+            "and it would pay for the card within two days: {check:?}"
         );
     }
 
@@ -232,6 +294,7 @@ mod tests {
             vec![PriceWarning::PaysForTheCard {
                 card_price: dec!(1599),
                 hours: dec!(40.0),
+                converted_at: None,
             }]
         );
         let fair = price_check(&input("RTX 4090", dec!(0.69), "USD", Some("runpod")), &[]);
@@ -243,11 +306,60 @@ mod tests {
             [PriceWarning::PaysForTheCard { .. }]
         ));
         assert!(
-            price_check(&input("RTX 4090", dec!(360), "CNY", None), &[])
+            price_check(&input("H100 80GB", dec!(360), "CNY", None), &[])
                 .warnings
                 .is_empty(),
-            "no card price in yuan is known, so no pay-back is claimed"
+            "no launch price is known for this card, so no pay-back is claimed"
         );
+    }
+
+    #[test]
+    fn a_first_time_typo_in_yuan_is_caught_through_the_dated_rate() {
+        // 360 yuan per GPU-hour for a 4090 with no history: the $1,599 card at 7.10 is
+        // 11,353 yuan, paid back in 31.5 hours.
+        let check = price_check(&input("RTX 4090", dec!(360), "CNY", Some("autodl")), &[]);
+        let [PriceWarning::PaysForTheCard {
+            card_price,
+            hours,
+            converted_at: Some(rate),
+        }] = &check.warnings[..]
+        else {
+            panic!("expected a pay-back warning with its rate: {check:?}");
+        };
+        assert_eq!((*card_price, *hours), (dec!(11353), dec!(31.5)));
+        assert_eq!((rate.from.as_str(), rate.to.as_str()), ("USD", "CNY"));
+        assert_eq!(rate.as_of, exchange::RATES_AS_OF);
+        let fair = price_check(&input("RTX 4090", dec!(2.28), "CNY", Some("autodl")), &[]);
+        assert!(fair.warnings.is_empty(), "{fair:?}");
+    }
+
+    #[test]
+    fn a_plan_that_outspends_its_budget_is_said_before_it_starts() {
+        // 10 hours of one 4090 at 360 yuan against a 100 yuan budget.
+        let mut plan = input("RTX 4090", dec!(360), "CNY", Some("autodl"));
+        plan.card_price = Some(dec!(1_000_000));
+        plan.planned_hours = Some(dec!(10));
+        plan.budget = Some(dec!(100));
+        assert_eq!(
+            price_check(&plan, &[]).warnings,
+            vec![PriceWarning::OverBudget {
+                planned_cost: dec!(3600),
+                budget: dec!(100),
+            }]
+        );
+        // Eight GPUs count eight times; a plan inside its budget says nothing.
+        plan.price_per_gpu_hour = dec!(2);
+        plan.gpu_count = Some(8);
+        assert!(matches!(
+            price_check(&plan, &[]).warnings[..],
+            [PriceWarning::OverBudget { planned_cost, .. }] if planned_cost == dec!(160)
+        ));
+        plan.gpu_count = Some(1);
+        assert!(price_check(&plan, &[]).warnings.is_empty());
+        // Absurd figures overflow into no warning, never a panic.
+        plan.planned_hours = Some(Decimal::MAX);
+        plan.price_per_gpu_hour = Decimal::MAX;
+        let _ = price_check(&plan, &[]);
     }
 
     #[test]

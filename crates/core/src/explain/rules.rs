@@ -247,7 +247,7 @@ fn arch_unsupported(scan: &Scan<'_>, context: &ExplainContext) -> Option<Finding
             "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu128",
         ),
         (None, false) => d.step(
-            "先运行检测（或看 nvidia-smi 的驱动版本），再按驱动和这张卡选 wheel 包：Leasehold 的 torch-wheel 会给出命令。",
+            "先运行检测（或看 nvidia-smi 的驱动版本），再按驱动和这张卡选 wheel 包：算力租用管家的 torch-wheel 会给出命令。",
             "Run Verify (or read the driver version from nvidia-smi), then pick the wheel for the driver and this card: Leasehold's torch-wheel gives the command.",
         ),
     };

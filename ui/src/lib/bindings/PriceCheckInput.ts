@@ -12,4 +12,13 @@ provider?: string,
  * What buying one card costs, in `currency`, when the user knows; else the launch price
  * is used where the currency is US dollars.
  */
-card_price?: string, };
+card_price?: string, 
+/**
+ * GPUs in the instance (1 when not given): the plan's cost counts each.
+ */
+gpu_count?: number, 
+/**
+ * The hours the renter plans, and the budget, in `currency`: together they say whether the
+ * plan fits.
+ */
+planned_hours?: string, budget?: string, };

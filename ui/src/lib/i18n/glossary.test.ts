@@ -27,7 +27,9 @@ describe('the Chinese glossary', () => {
 
   it('is followed by every Chinese message', () => {
     const words = forbidden()
-    const broken = flattenKeys(zhCN).flatMap((key) =>
+    // The brand lockup under 算力租用管家 in the sidebar is the one place the English name belongs.
+    const lockup = ['brand.subtitle']
+    const broken = flattenKeys(zhCN).filter((key) => !lockup.includes(key)).flatMap((key) =>
       words.filter((word) => lookup(zhCN, key).includes(word)).map((word) => `${key}: ${word}`),
     )
     expect(broken).toEqual([])

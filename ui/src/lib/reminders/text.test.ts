@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Reminder } from '../bindings/Reminder'
-import { formatMonth, minutesText, reminderKey, reminderValues, urgencyOf } from './text'
+import { formatMonth } from '../format'
+import { minutesText, reminderKey, reminderValues, urgencyOf } from './text'
 
 const budget: Reminder = {
   instance: 'a100',

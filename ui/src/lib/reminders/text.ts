@@ -1,7 +1,7 @@
 // A reminder's words: which locale keys and which values (money and times formatted for the
 // reader) fill them. Kept apart from the component so it is tested without a window.
 import type { Reminder } from '../bindings/Reminder'
-import { formatDateTime, formatMoney } from '../format'
+import { formatDateTime, formatMoney, formatMonth } from '../format'
 
 /** The values the reminder's title and body name, formatted in `lang`. */
 export function reminderValues(reminder: Reminder, lang: string, never: string): Record<string, string> {
@@ -23,13 +23,6 @@ export function reminderKey(reminder: Reminder): string {
   return `${reminder.instance_id}-${reminder.kind}-${reminder.occurrence}`
 }
 
-/** A `YYYY-MM` month in the reader's words ("December 2026", "2026年12月"); anything else as given. */
-export function formatMonth(month: string, lang: string): string {
-  const match = /^(\d{4})-(\d{2})$/.exec(month)
-  if (!match) return month
-  const at = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, 1))
-  return new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'long', timeZone: 'UTC' }).format(at)
-}
 
 /** How loud a reminder's card is: its urgency as a class name (colour escalates with it). */
 export function urgencyOf(reminder: Reminder): 'notice' | 'warning' | 'critical' {

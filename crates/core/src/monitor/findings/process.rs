@@ -74,7 +74,7 @@ pub(super) fn died(
             "dmesg | grep -i xid | tail -n 5",
         )
         .step(
-            "检查任务日志的最后几行；长任务用 nohup、tmux 或 Leasehold 的后台任务启动，断线也不会被挂断。",
+            "检查任务日志的最后几行；长任务用 nohup、tmux 或算力租用管家的后台任务启动，断线也不会被挂断。",
             "Read the last lines of the job's log; start long jobs with nohup, tmux or a Leasehold job so a dropped link cannot hang them up.",
         )
         .evidence_all(evidence)
