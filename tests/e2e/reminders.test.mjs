@@ -97,6 +97,12 @@ describe('the reminder popup', () => {
       what: 'the time left in the budget',
     })
     assert.equal(await (await s.find(popupFor(LIVE))).attribute('data-urgency'), 'critical', 'minutes left is the loudest colour')
+    // The rental card says it too, time left first and in red, not a grey date.
+    const runsOut = `[data-testid="rental-card"][data-name="${LIVE}"] [data-testid="budget-runs-out"]`
+    await waitFor(async () => /^Runs out in \d+ min · \d\d:\d\d$/.test((await s.text(runsOut).catch(() => '')).trim()), {
+      what: 'the rental card saying when the budget runs out',
+    })
+    assert.equal(await (await s.find(runsOut)).attribute('data-urgency'), 'critical')
     assert.match(await s.text(`${popupFor(LIVE)} [data-testid="reminder-snooze-hour"]`), /Snooze 1 h ≈ .*3,600/)
     await screenshot(s, 'en/reminders-popup')
     await s.click(`${popupFor(LIVE)} [data-testid="reminder-snooze-hour"]`)

@@ -124,3 +124,9 @@ export function formatMonth(month: string, lang: string): string {
   const at = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, 1))
   return new Intl.DateTimeFormat(lang, { year: 'numeric', month: 'long', timeZone: 'UTC' }).format(at)
 }
+
+/** Minutes as "45 min" or "3 h 05 min", in the given patterns. */
+export function minutesText(minutes: number, short: (m: number) => string, long: (h: number, m: string) => string): string {
+  if (minutes < 60) return short(minutes)
+  return long(Math.floor(minutes / 60), String(minutes % 60).padStart(2, '0'))
+}

@@ -107,10 +107,44 @@ pub struct BudgetUse {
     /// When the budget runs out at the current burn rate; `null` when it is spent already or
     /// nothing is being billed.
     pub exhausted_at: Option<DateTime<Utc>>,
+    /// Whole minutes until `exhausted_at` (rounded down), so every screen says "in 17 min" alike.
+    #[ts(type = "number | null")]
+    pub minutes_left: Option<i64>,
+    /// How loudly to show it: `critical` once spent or under [`CRITICAL_MINUTES_LEFT`]
+    /// minutes from empty, `warning` from 50 % or under an hour, else `calm`.
+    pub urgency: BudgetUrgency,
 }
 
 /// Warning thresholds, in percent of the budget.
 pub const BUDGET_THRESHOLDS: [u32; 3] = [50, 80, 100];
+
+/// Under this many minutes to empty, a budget is critical whatever share is spent: a bar at
+/// 50.6 % with one minute left is red, not amber. Reminders use the same figure.
+pub const CRITICAL_MINUTES_LEFT: i64 = 15;
+
+/// How loudly a budget's state is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum BudgetUrgency {
+    Calm,
+    Warning,
+    Critical,
+}
+
+impl BudgetUrgency {
+    /// From the threshold reached and the minutes left.
+    pub fn of(threshold_reached: Option<u32>, minutes_left: Option<i64>) -> Self {
+        if threshold_reached == Some(100) || minutes_left.is_some_and(|m| m < CRITICAL_MINUTES_LEFT)
+        {
+            Self::Critical
+        } else if threshold_reached.is_some() || minutes_left.is_some_and(|m| m < 60) {
+            Self::Warning
+        } else {
+            Self::Calm
+        }
+    }
+}
 
 impl BudgetUse {
     /// `used` and `burn_rate_per_hour` at full precision.
@@ -149,6 +183,7 @@ impl BudgetUse {
                     .and_then(|d| now.checked_add_signed(d))
             })
             .flatten();
+        let minutes_left = exhausted_at.map(|at| (at - now).num_minutes().max(0));
         Ok(Self {
             amount: display_amount(amount),
             used: display_amount(used),
@@ -162,6 +197,8 @@ impl BudgetUse {
             },
             threshold_reached,
             exhausted_at,
+            minutes_left,
+            urgency: BudgetUrgency::of(threshold_reached, minutes_left),
         })
     }
 }
@@ -326,4 +363,48 @@ pub struct Forecast {
     #[ts(type = "string")]
     pub additional: Decimal,
     pub budget_at_until: Option<BudgetUse>,
+}
+
+#[cfg(test)]
+mod budget_urgency_tests {
+    use super::*;
+    use chrono::TimeZone;
+    use rust_decimal_macros::dec;
+
+    #[test]
+    fn a_budget_minutes_from_empty_is_critical_whatever_share_is_spent() {
+        let now = Utc.with_ymd_and_hms(2026, 12, 4, 14, 36, 0).unwrap();
+        // 50.6 % spent, 1.33 left at 4.80 an hour: under 17 minutes.
+        let use_ = BudgetUse::new(dec!(100), dec!(98.67), dec!(4.8), now).unwrap();
+        assert_eq!(use_.minutes_left, Some(16));
+        assert_eq!(use_.urgency, BudgetUrgency::Warning);
+        let use_ = BudgetUse::new(dec!(100), dec!(50.6), dec!(240), now).unwrap();
+        assert_eq!(use_.threshold_reached, Some(50));
+        assert_eq!(use_.minutes_left, Some(12));
+        assert_eq!(
+            use_.urgency,
+            BudgetUrgency::Critical,
+            "red at 50.6 % with 12 minutes left"
+        );
+    }
+
+    #[test]
+    fn urgency_follows_the_share_spent_and_the_time_left() {
+        use BudgetUrgency::*;
+        for (threshold, minutes, expected) in [
+            (None, None, Calm),
+            (None, Some(600), Calm),
+            (None, Some(59), Warning),
+            (Some(50), Some(600), Warning),
+            (Some(80), None, Warning),
+            (None, Some(14), Critical),
+            (Some(100), None, Critical),
+        ] {
+            assert_eq!(
+                BudgetUrgency::of(threshold, minutes),
+                expected,
+                "{threshold:?} {minutes:?}"
+            );
+        }
+    }
 }

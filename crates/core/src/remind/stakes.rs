@@ -13,7 +13,7 @@ use super::{Reminder, ReminderKind, Snooze};
 use crate::billing::money::display_amount;
 
 /// Below this many minutes of budget left a reminder is at its most urgent.
-pub const CRITICAL_MINUTES_LEFT: i64 = 15;
+pub use crate::billing::report::CRITICAL_MINUTES_LEFT;
 
 /// How loudly a reminder should speak: the popup's colour and whether it breaks through the
 /// quiet hours.

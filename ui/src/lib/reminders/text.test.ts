@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Reminder } from '../bindings/Reminder'
-import { formatMonth } from '../format'
-import { minutesText, reminderKey, reminderValues, urgencyOf } from './text'
+import { formatMonth, minutesText } from '../format'
+import { reminderKey, reminderValues, urgencyOf } from './text'
 
 const budget: Reminder = {
   instance: 'a100',

@@ -29,8 +29,3 @@ export function urgencyOf(reminder: Reminder): 'notice' | 'warning' | 'critical'
   return reminder.stakes?.urgency ?? 'notice'
 }
 
-/** Minutes as "45 min" or "3 h 05 min", in the given patterns. */
-export function minutesText(minutes: number, short: (m: number) => string, long: (h: number, m: string) => string): string {
-  if (minutes < 60) return short(minutes)
-  return long(Math.floor(minutes / 60), String(minutes % 60).padStart(2, '0'))
-}
