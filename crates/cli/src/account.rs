@@ -193,11 +193,7 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                         "keychain_error": report.keychain_error,
                     })),
                     Ok(report) => {
-                        say!(
-                            "removed {}:{}",
-                            account.provider.as_str(),
-                            account.label
-                        );
+                        say!("removed {}:{}", account.provider.as_str(), account.label);
                         match &report.keychain_error {
                             None => say!("its key is no longer in the OS keychain"),
                             Some(why) => say!(
@@ -373,18 +369,11 @@ async fn run_sync(
     endpoints: &Endpoints,
     json: bool,
 ) -> ExitCode {
-    let results = match sync::sync_all(
-        store,
-        only,
-        endpoints,
-        Backoff::default(),
-        CLOCK.now(),
-    )
-    .await
-    {
-        Ok(results) => results,
-        Err(err) => return output::fail(&err),
-    };
+    let results =
+        match sync::sync_all(store, only, endpoints, Backoff::default(), CLOCK.now()).await {
+            Ok(results) => results,
+            Err(err) => return output::fail(&err),
+        };
     let mut failed = false;
     let mut accounts = Vec::new();
     for result in results {

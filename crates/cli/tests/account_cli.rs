@@ -341,7 +341,14 @@ fn hostile_answers_keep_the_sync_contract() {
     let synced = json_of(&leasehold(&env, &base, &["account", "sync", "--json"]).success());
     let first = &synced["accounts"][0];
     for key in [
-        "provider", "label", "imported", "events", "unchanged", "warnings", "requests", "held",
+        "provider",
+        "label",
+        "imported",
+        "events",
+        "unchanged",
+        "warnings",
+        "requests",
+        "held",
     ] {
         assert!(first.get(key).is_some(), "{key} in {first}");
     }
@@ -367,9 +374,8 @@ fn hostile_answers_keep_the_sync_contract() {
         String::from_utf8_lossy(&text.get_output().stdout).contains("account accept"),
         "the plain sync says how to apply it"
     );
-    let accepted = json_of(
-        &leasehold(&env, &base, &["account", "accept", "healthy", "--json"]).success(),
-    );
+    let accepted =
+        json_of(&leasehold(&env, &base, &["account", "accept", "healthy", "--json"]).success());
     assert_eq!(accepted["to"], "440");
     assert!(accepted["applied_at"].is_string());
     leasehold(&env, &base, &["account", "accept", "healthy"]).code(2);
@@ -387,7 +393,11 @@ fn hostile_answers_keep_the_sync_contract() {
     assert!(!contains(&db_text(&env.db), "rp-secret-key"));
 
     // A refused base URL: exit 2 naming the variable, and no request anywhere.
-    for bad in ["http://api.example.com", "https://api.runpod.io/v1", "::garbage::"] {
+    for bad in [
+        "http://api.example.com",
+        "https://api.runpod.io/v1",
+        "::garbage::",
+    ] {
         let refused = leasehold_with(
             &env,
             &base,
@@ -406,7 +416,13 @@ fn hostile_answers_keep_the_sync_contract() {
     for args in [
         &["account", "reconcile", "--all", "--from", "+262142-12-30"][..],
         &["account", "reconcile", "--all", "--to", "+262142-12-30"][..],
-        &["instance", "stop", "healthy", "--at", "9999-12-31T23:59:59Z"][..],
+        &[
+            "instance",
+            "stop",
+            "healthy",
+            "--at",
+            "9999-12-31T23:59:59Z",
+        ][..],
         &["forecast", "healthy", "--until", "9999-12-31T23:59:59Z"][..],
         &["cost", "healthy", "--at", "0001-01-01T00:00:00Z"][..],
     ] {
@@ -417,5 +433,9 @@ fn hostile_answers_keep_the_sync_contract() {
     let said = String::from_utf8_lossy(&removed.get_output().stdout).into_owned();
     assert!(said.contains("removed runpod:default"), "{said}");
     assert!(said.contains("keychain"), "{said}");
-    assert!(standin.violations().is_empty(), "{:?}", standin.violations());
+    assert!(
+        standin.violations().is_empty(),
+        "{:?}",
+        standin.violations()
+    );
 }

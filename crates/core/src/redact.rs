@@ -33,9 +33,8 @@ static SECRET_QUERY: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `Bearer TOKEN` (an Authorization header quoted back).
-static BEARER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]+").expect("bearer pattern")
-});
+static BEARER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]+").expect("bearer pattern"));
 /// `api_key=…`, `apikey: …`, `token=…` outside a URL's query too.
 static KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b((?:api[_-]?key|apikey|access[_-]?token|token)\s*[=:]\s*"?)[^\s&"',;}]+"#)
@@ -105,7 +104,10 @@ mod tests {
     #[test]
     fn a_key_quoted_back_by_a_provider_is_cut() {
         assert_eq!(
-            redact_secrets("invalid key rp_SECRET123 (Authorization: Bearer rp_SECRET123)", Some("rp_SECRET123")),
+            redact_secrets(
+                "invalid key rp_SECRET123 (Authorization: Bearer rp_SECRET123)",
+                Some("rp_SECRET123")
+            ),
             "invalid key *** (Authorization: Bearer ***)"
         );
         assert_eq!(

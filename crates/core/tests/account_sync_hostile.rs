@@ -95,24 +95,41 @@ async fn duplicate_ids_and_unbillable_prices_skip_only_their_own_instances() {
         {"id": "huge", "name": "huge", "state": "running", "price": "50000"},
     ]));
     standin.script(json!({"duplicate": ["dup"]}));
-    let report = sync_at(&store, &account, &base, at(8, 0)).await.expect("a sync with warnings");
+    let report = sync_at(&store, &account, &base, at(8, 0))
+        .await
+        .expect("a sync with warnings");
     assert_eq!(report.imported, vec!["healthy"], "{report:?}");
-    assert!(warned(&report, "instance dup more than once"), "{:?}", report.warnings);
+    assert!(
+        warned(&report, "instance dup more than once"),
+        "{:?}",
+        report.warnings
+    );
     assert!(warned(&report, "tiny"), "{:?}", report.warnings);
-    assert!(warned(&report, "50000"), "the refused price is named: {:?}", report.warnings);
+    assert!(
+        warned(&report, "50000"),
+        "the refused price is named: {:?}",
+        report.warnings
+    );
 
     // The healthy pod stops in a listing that still has the duplicate: its stop is recorded.
     standin.patch("ok1", json!({"state": "stopped"}));
     let report = sync_at(&store, &account, &base, at(9, 0)).await.unwrap();
     assert_eq!(report.events.len(), 1, "{report:?}");
     assert_eq!(report.events[0].instance, "healthy");
-    assert_eq!(state(&store, "healthy", at(9, 0)).await, Some(InstanceState::Stopped));
+    assert_eq!(
+        state(&store, "healthy", at(9, 0)).await,
+        Some(InstanceState::Stopped)
+    );
 
     // The duplicate goes away: the instance is imported once.
     standin.script(json!({"duplicate": []}));
     let report = sync_at(&store, &account, &base, at(9, 5)).await.unwrap();
     assert_eq!(report.imported, vec!["twice"]);
-    assert!(standin.violations().is_empty(), "{:?}", standin.violations());
+    assert!(
+        standin.violations().is_empty(),
+        "{:?}",
+        standin.violations()
+    );
 }
 
 #[tokio::test]
@@ -130,7 +147,10 @@ async fn an_empty_listing_releases_nothing_while_the_direct_look_says_running() 
     standin.script(json!({"hide": ["a1", "b2"]}));
     let report = sync_at(&store, &account, &base, at(9, 0)).await.unwrap();
     assert!(report.events.is_empty(), "nothing released: {report:?}");
-    assert_eq!(state(&store, "alpha", at(9, 0)).await, Some(InstanceState::Running));
+    assert_eq!(
+        state(&store, "alpha", at(9, 0)).await,
+        Some(InstanceState::Running)
+    );
     let alpha = link(&store, "alpha").await;
     assert_eq!(alpha.remote_state, "missing");
     assert_eq!(alpha.missing_since, Some(at(9, 0)));
@@ -145,7 +165,10 @@ async fn an_empty_listing_releases_nothing_while_the_direct_look_says_running() 
     standin.script(json!({"hide": []}));
     sync_at(&store, &account, &base, at(9, 30)).await.unwrap();
     let alpha = link(&store, "alpha").await;
-    assert_eq!((alpha.remote_state.as_str(), alpha.missing_since), ("running", None));
+    assert_eq!(
+        (alpha.remote_state.as_str(), alpha.missing_since),
+        ("running", None)
+    );
 
     // Both terminated at once: the first sync only marks them missing (more than half of the
     // linked instances dropped at once), the next one releases them, dated when first missed.
@@ -155,10 +178,21 @@ async fn an_empty_listing_releases_nothing_while_the_direct_look_says_running() 
     assert!(first.events.is_empty(), "{first:?}");
     assert!(warned(&first, "at once"), "{:?}", first.warnings);
     let second = sync_at(&store, &account, &base, at(10, 30)).await.unwrap();
-    let released: Vec<_> = second.events.iter().map(|e| (e.kind.as_str(), e.at)).collect();
-    assert_eq!(released, vec![("released", at(10, 0)), ("released", at(10, 0))]);
+    let released: Vec<_> = second
+        .events
+        .iter()
+        .map(|e| (e.kind.as_str(), e.at))
+        .collect();
+    assert_eq!(
+        released,
+        vec![("released", at(10, 0)), ("released", at(10, 0))]
+    );
     assert_eq!(link(&store, "beta").await.remote_state, "gone");
-    assert!(standin.violations().is_empty(), "{:?}", standin.violations());
+    assert!(
+        standin.violations().is_empty(),
+        "{:?}",
+        standin.violations()
+    );
 }
 
 #[tokio::test]
@@ -175,20 +209,34 @@ async fn a_released_instance_listed_again_warns_and_writes_nothing() {
     standin.patch("501", json!({"state": "gone"}));
     let gone = sync_at(&store, &account, &base, at(9, 0)).await.unwrap();
     assert_eq!(gone.events[0].kind, "released");
-    let rows_after_release = ledger::show(&store, "lora", at(9, 0)).await.unwrap().events.len();
+    let rows_after_release = ledger::show(&store, "lora", at(9, 0))
+        .await
+        .unwrap()
+        .events
+        .len();
 
     // Listed again, at a new price, beside a healthy instance that stops.
     standin.set_instances(json!([
         {"id": 501, "name": "lora", "state": "running", "price": "0.9", "created": unix(at(7, 0))},
         {"id": 502, "name": "other", "state": "stopped", "price": "0.3", "created": unix(at(7, 0))},
     ]));
-    let report = sync_at(&store, &account, &base, at(10, 0)).await.expect("never a failed sync");
+    let report = sync_at(&store, &account, &base, at(10, 0))
+        .await
+        .expect("never a failed sync");
     assert!(warned(&report, "still lists it"), "{:?}", report.warnings);
-    assert!(warned(&report, "may still bill 0.9"), "{:?}", report.warnings);
+    assert!(
+        warned(&report, "may still bill 0.9"),
+        "{:?}",
+        report.warnings
+    );
     assert_eq!(report.events.len(), 1, "{report:?}");
     assert_eq!(report.events[0].instance, "other");
     assert_eq!(
-        ledger::show(&store, "lora", at(10, 0)).await.unwrap().events.len(),
+        ledger::show(&store, "lora", at(10, 0))
+            .await
+            .unwrap()
+            .events
+            .len(),
         rows_after_release,
         "nothing written after the release"
     );
@@ -206,7 +254,9 @@ async fn a_thousandfold_price_jump_is_held_until_accepted_from_when_it_was_seen(
     standin.set_instances(json!([{"id": "j1", "name": "jump", "state": "running",
         "price": "0.5", "created": unix(at(7, 0))}]));
     sync_at(&store, &account, &base, at(8, 0)).await.unwrap();
-    let err = held::accept_held_price(&store, "jump", at(8, 1)).await.unwrap_err();
+    let err = held::accept_held_price(&store, "jump", at(8, 1))
+        .await
+        .unwrap_err();
     assert!(matches!(err, AccountError::NothingHeld { .. }), "{err:?}");
 
     standin.patch("j1", json!({"price": "500"}));
@@ -224,14 +274,19 @@ async fn a_thousandfold_price_jump_is_held_until_accepted_from_when_it_was_seen(
     let rules = ledger::show(&store, "jump", at(9, 30)).await.unwrap().rules;
     assert_eq!(rules.price_per_gpu_hour, dec!(0.5));
 
-    let accepted = held::accept_held_price(&store, "jump", at(10, 0)).await.unwrap();
+    let accepted = held::accept_held_price(&store, "jump", at(10, 0))
+        .await
+        .unwrap();
     assert_eq!(accepted.applied_at, at(9, 0));
     assert_eq!(accepted.to, dec!(500));
     let rules = ledger::show(&store, "jump", at(10, 0)).await.unwrap().rules;
     assert_eq!(rules.price_per_gpu_hour, dec!(500));
     assert!(link(&store, "jump").await.held_price_per_hour.is_none());
     let again = sync_at(&store, &account, &base, at(10, 5)).await.unwrap();
-    assert!(again.held.is_empty() && again.events.is_empty(), "{again:?}");
+    assert!(
+        again.held.is_empty() && again.events.is_empty(),
+        "{again:?}"
+    );
 
     // A small change goes straight through, as before.
     standin.patch("j1", json!({"price": "550"}));
@@ -273,7 +328,10 @@ async fn a_price_in_another_currency_never_enters_the_rules() {
         report.events.iter().all(|e| e.kind != "rule_changed"),
         "{report:?}"
     );
-    let rules = ledger::show(&store, "by hand", at(8, 0)).await.unwrap().rules;
+    let rules = ledger::show(&store, "by hand", at(8, 0))
+        .await
+        .unwrap()
+        .rules;
     assert_eq!(rules.price_per_gpu_hour, dec!(3.5));
     let link = link(&store, "by hand").await;
     assert_eq!(link.provider_price_per_hour.as_deref(), Some("0.5"));
@@ -303,7 +361,13 @@ async fn an_old_creation_time_and_invisible_names_are_said_not_swallowed() {
     names.sort();
     assert_eq!(
         names,
-        vec!["ancient", "mybox", "mybox (n2)", "mybox (n3)", "ＭＹＢＯＸ (n4)"],
+        vec![
+            "ancient",
+            "mybox",
+            "mybox (n2)",
+            "mybox (n3)",
+            "ＭＹＢＯＸ (n4)"
+        ],
         "no invisible character survives, and a name that reads the same gets a suffix"
     );
     assert!(link(&store, "mybox").await.import_warning.is_none());
@@ -326,8 +390,16 @@ async fn autodl_refused_snapshots_and_pages_without_a_count_release_nothing() {
     let mut imported = report.imported.clone();
     imported.sort();
     assert_eq!(imported, vec!["four", "one"], "{report:?}");
-    assert!(warned(&report, "snapshot was refused"), "{:?}", report.warnings);
-    assert!(warned(&report, "does not believe"), "50 000 yuan/h passes no cap: {:?}", report.warnings);
+    assert!(
+        warned(&report, "snapshot was refused"),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        warned(&report, "does not believe"),
+        "50 000 yuan/h passes no cap: {:?}",
+        report.warnings
+    );
 
     standin.script(json!({"refuse_snapshot": []}));
     let report = sync_at(&store, &account, &base, at(8, 10)).await.unwrap();
@@ -343,7 +415,10 @@ async fn autodl_refused_snapshots_and_pages_without_a_count_release_nothing() {
         "{report:?}"
     );
     assert!(warned(&report, "how many pages"), "{:?}", report.warnings);
-    assert_eq!(state(&store, "four", at(9, 0)).await, Some(InstanceState::Running));
+    assert_eq!(
+        state(&store, "four", at(9, 0)).await,
+        Some(InstanceState::Running)
+    );
     assert_eq!(link(&store, "four").await.remote_state, "missing");
 
     // With the count back, the direct look's "not found" releases it, dated when first missed.
@@ -356,7 +431,11 @@ async fn autodl_refused_snapshots_and_pages_without_a_count_release_nothing() {
         .map(|e| (e.instance.as_str(), e.at))
         .collect();
     assert_eq!(released, vec![("four", at(9, 0))]);
-    assert!(standin.violations().is_empty(), "{:?}", standin.violations());
+    assert!(
+        standin.violations().is_empty(),
+        "{:?}",
+        standin.violations()
+    );
 }
 
 #[tokio::test]
@@ -364,11 +443,20 @@ async fn a_key_echoed_in_a_401_is_never_stored_or_shown() {
     let standin = ProviderStandin::start("runpod", "rp_TOPSECRET_123");
     let base = standin.base();
     let store = Store::open_in_memory().await.unwrap();
-    let account = add(&store, Provider::Runpod, "LH_H_RP6", "rp_TOPSECRET_123", &base).await;
+    let account = add(
+        &store,
+        Provider::Runpod,
+        "LH_H_RP6",
+        "rp_TOPSECRET_123",
+        &base,
+    )
+    .await;
     standin.script(json!({"fail": [{"status": 401, "times": 1, "body": {
         "title": "Unauthorized", "status": 401,
         "detail": "key rp_TOPSECRET_123 refused (Authorization: Bearer rp_TOPSECRET_123, api_key=rp_TOPSECRET_123)"}}]}));
-    let err = sync_at(&store, &account, &base, at(8, 0)).await.unwrap_err();
+    let err = sync_at(&store, &account, &base, at(8, 0))
+        .await
+        .unwrap_err();
     assert!(matches!(err, AccountError::KeyRefused { .. }), "{err:?}");
     assert!(!err.to_string().contains("TOPSECRET"), "{err}");
     let listed = account::list(&store).await.unwrap();
@@ -393,7 +481,10 @@ async fn a_refused_base_url_is_an_error_naming_the_variable() {
         std::env::set_var("LEASEHOLD_LAMBDA_API_URL", value);
         let err = Endpoints::checked_from_env().unwrap_err();
         assert!(matches!(err, AccountError::BadEndpoint { .. }), "{err:?}");
-        assert!(err.to_string().contains("LEASEHOLD_LAMBDA_API_URL"), "{err}");
+        assert!(
+            err.to_string().contains("LEASEHOLD_LAMBDA_API_URL"),
+            "{err}"
+        );
         assert!(err.to_string().contains(why), "{err}");
         assert!(leasehold_core::Coded::is_bad_input(&err));
         // The unchecked reading never falls back to the real API either.

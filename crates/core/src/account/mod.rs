@@ -243,7 +243,9 @@ pub fn origin_of(value: &str) -> Result<String, &'static str> {
     match url.scheme() {
         "https" => {}
         "http" if loopback => {}
-        "http" => return Err("plain http is accepted only for this computer (127.0.0.1, localhost)"),
+        "http" => {
+            return Err("plain http is accepted only for this computer (127.0.0.1, localhost)")
+        }
         _ => return Err("not an http(s) URL"),
     }
     if !matches!(url.path(), "" | "/") {
@@ -518,20 +520,25 @@ mod tests {
     }
 
     #[test]
-    fn base_urls_keep_only_the_origin() {
+    fn base_urls_are_an_origin_or_refused_with_a_reason() {
         assert_eq!(
-            origin_of("https://rest.runpod.io/v1").as_deref(),
-            Some("https://rest.runpod.io")
+            origin_of("https://rest.runpod.io/").as_deref(),
+            Ok("https://rest.runpod.io")
         );
         assert_eq!(
-            origin_of("http://127.0.0.1:8080/x").as_deref(),
-            Some("http://127.0.0.1:8080")
+            origin_of("http://127.0.0.1:8080").as_deref(),
+            Ok("http://127.0.0.1:8080")
         );
-        assert_eq!(
-            origin_of("http://example.com"),
-            None,
-            "no cleartext key off this computer"
-        );
-        assert_eq!(origin_of("ftp://x"), None);
+        // Issue 35: a path is refused, not silently dropped.
+        assert!(origin_of("https://rest.runpod.io/v1")
+            .unwrap_err()
+            .contains("path"));
+        assert!(origin_of("http://example.com")
+            .unwrap_err()
+            .contains("plain http"));
+        assert!(origin_of("https://user@example.com").is_err());
+        assert!(origin_of("https://example.com/?x=1").is_err());
+        assert_eq!(origin_of("ftp://x"), Err("not an http(s) URL"));
+        assert_eq!(origin_of("garbage"), Err("not a URL"));
     }
 }

@@ -472,17 +472,16 @@ fn price_changes(
     }
     let old_total = k.rules.price_per_gpu_hour * Decimal::from(k.rules.gpu_count.max(1));
     if far_apart(price, old_total) {
-        let since = k
-            .held
-            .as_ref()
-            .map_or(cx.now, |h| h.since.min(cx.now));
+        let since = k.held.as_ref().map_or(cx.now, |h| h.since.min(cx.now));
         let held = Held {
             price_per_hour: price,
             gpu_count: remote.gpu_count,
             currency: currency.to_owned(),
             since,
         };
-        if k.held.as_ref().map(|h| (h.price_per_hour, h.gpu_count)) != Some((price, remote.gpu_count)) {
+        if k.held.as_ref().map(|h| (h.price_per_hour, h.gpu_count))
+            != Some((price, remote.gpu_count))
+        {
             plan.warnings.push(format!(
                 "{}: {} now bills {price} {currency}/h, {} the {} {currency}/h of its rules; held until you accept it (leasehold account accept {:?})",
                 k.name,
@@ -536,7 +535,11 @@ fn plan_missing(
         instance_id: k.instance_id,
         remote_id: k.remote_id.clone(),
         // A missing instance was last listed when it was last listed.
-        seen_at: if state == RemoteState::Gone { now } else { k.seen_at },
+        seen_at: if state == RemoteState::Gone {
+            now
+        } else {
+            k.seen_at
+        },
         state,
         note,
         facts: LinkFacts {
@@ -547,8 +550,7 @@ fn plan_missing(
         },
     };
     // Released in the ledger or already gone: nothing to ask, nothing to write.
-    if k.ledger_state == Some(InstanceState::Released) || k.link_state == Some(RemoteState::Gone)
-    {
+    if k.ledger_state == Some(InstanceState::Released) || k.link_state == Some(RemoteState::Gone) {
         return Some(Group {
             instance: k.name.clone(),
             changes: vec![seen(RemoteState::Gone, None, None)],
@@ -620,7 +622,8 @@ fn plan_missing(
         _ => format!("not in {}'s listing", provider.display()),
     };
     if k.missing_since.is_none() {
-        plan.warnings.push(format!("{}: {note}; kept as missing, not released", k.name));
+        plan.warnings
+            .push(format!("{}: {note}; kept as missing, not released", k.name));
     }
     changes.push(seen(RemoteState::Missing, Some(note), Some(since)));
     Some(Group {
@@ -641,8 +644,19 @@ fn plan_import(
     let now = cx.now;
     let Some(price) = remote.price_per_hour else {
         let why = remote.refused_price.as_ref().map_or_else(
-            || format!("{} gives no price for it while it is {}", provider.display(), remote.provider_word),
-            |text| format!("{} gives a price Leasehold does not believe ({text} per hour)", provider.display()),
+            || {
+                format!(
+                    "{} gives no price for it while it is {}",
+                    provider.display(),
+                    remote.provider_word
+                )
+            },
+            |text| {
+                format!(
+                    "{} gives a price Leasehold does not believe ({text} per hour)",
+                    provider.display()
+                )
+            },
         );
         plan.warnings.push(format!(
             "{} instance {} ({}) is not recorded yet: {why}",
@@ -721,11 +735,7 @@ fn plan_import(
 
 /// Why an import needs a look: it starts long before the account was added, or its bill at
 /// import is out of proportion to its hourly price.
-fn import_warning(
-    cx: &Context<'_>,
-    created_at: DateTime<Utc>,
-    price: Decimal,
-) -> Option<String> {
+fn import_warning(cx: &Context<'_>, created_at: DateTime<Utc>, price: Decimal) -> Option<String> {
     let mut why = Vec::new();
     if created_at < cx.account_added_at - chrono::Duration::days(IMPORT_BEFORE_ACCOUNT_DAYS) {
         why.push(format!(
@@ -743,5 +753,10 @@ fn import_warning(
             hours.round_dp(0)
         ));
     }
-    (!why.is_empty()).then(|| format!("{}; check the start before trusting the bill", why.join(", and ")))
+    (!why.is_empty()).then(|| {
+        format!(
+            "{}; check the start before trusting the bill",
+            why.join(", and ")
+        )
+    })
 }

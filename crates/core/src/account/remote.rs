@@ -409,8 +409,19 @@ mod tests {
     #[test]
     fn hostile_text_is_cleaned_and_cut() {
         assert_eq!(clean_text("a\nb\"c'\u{202E}d", 80), "a b\"c'd");
-        for hidden in ["\u{2060}", "\u{00AD}", "\u{2800}", "\u{E0061}", "\u{FE0F}", "\u{E0100}"] {
-            assert_eq!(clean_text(&format!("my{hidden}box"), 80), "mybox", "{hidden:?}");
+        for hidden in [
+            "\u{2060}",
+            "\u{00AD}",
+            "\u{2800}",
+            "\u{E0061}",
+            "\u{FE0F}",
+            "\u{E0100}",
+        ] {
+            assert_eq!(
+                clean_text(&format!("my{hidden}box"), 80),
+                "mybox",
+                "{hidden:?}"
+            );
         }
         assert_eq!(
             clean_text(&format!("{}ab", "\u{200B}".repeat(200)), 2),

@@ -58,8 +58,8 @@ pub struct AccountSyncReport {
 }
 
 pub use super::plan::{
-    far_apart, per_gpu_price, plan, unique_name, Change, Context, Group, Held, HeldPrice,
-    Known, LinkFacts, Looks, Plan, Unlinked,
+    far_apart, per_gpu_price, plan, unique_name, Change, Context, Group, Held, HeldPrice, Known,
+    LinkFacts, Looks, Plan, Unlinked,
 };
 
 /// Read what the ledger knows of one linked or id-carrying instance. `None` (with a warning)
@@ -423,8 +423,7 @@ async fn write_group(
                 }
                 crate::store::provider_ids::upsert(&mut *tx, instance_id, &remote.id, now).await?;
                 if let Some(endpoint) = &remote.ssh {
-                    save_endpoint(&mut *tx, name, endpoint, remote.password.is_some(), now)
-                        .await?;
+                    save_endpoint(&mut *tx, name, endpoint, remote.password.is_some(), now).await?;
                     if let Some(password) = &remote.password {
                         done.passwords
                             .push((name.clone(), endpoint.clone(), password.clone()));

@@ -57,10 +57,7 @@ pub async fn gather(
         observations.listed_after_release.insert(
             link.instance_id,
             ListedAfterRelease {
-                provider: providers
-                    .get(&link.account_id)
-                    .cloned()
-                    .unwrap_or_default(),
+                provider: providers.get(&link.account_id).cloned().unwrap_or_default(),
                 state: link.remote_state,
                 seen_at: link.seen_at,
             },

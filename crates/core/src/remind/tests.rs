@@ -684,5 +684,7 @@ async fn a_released_instance_the_provider_still_lists_breaks_through_quiet_hours
         due(&store, &listed(59), at(62)).await.is_empty(),
         "a listing from before the release says nothing about it"
     );
-    assert!(due(&store, &Observations::default(), at(62)).await.is_empty());
+    assert!(due(&store, &Observations::default(), at(62))
+        .await
+        .is_empty());
 }
