@@ -2,12 +2,12 @@
 //! card): thin commands over `leasehold_core::account`.
 
 use chrono::NaiveDate;
+use leasehold_core::account::held::AcceptReport;
 use leasehold_core::account::power::{InstanceLink, PowerReport};
 use leasehold_core::account::reconcile::ReconcileRow;
 use leasehold_core::account::sync::AccountSyncReport;
-use leasehold_core::account::held::AcceptReport;
 use leasehold_core::account::{
-    self, AccountRef, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb, RemoveReport,
+    self, AccountRef, AccountRemoved, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb,
 };
 use leasehold_core::billing::BillingRules;
 use leasehold_core::ssh::Secret;
@@ -53,7 +53,7 @@ pub async fn account_add(
 pub async fn account_remove(
     state: tauri::State<'_, AppState>,
     account: AccountRef,
-) -> Result<RemoveReport, ApiError> {
+) -> Result<AccountRemoved, ApiError> {
     Ok(account::remove(&state.store, &account).await?)
 }
 

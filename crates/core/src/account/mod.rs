@@ -453,7 +453,7 @@ pub async fn list(store: &Store) -> Result<Vec<AccountSummary>, AccountError> {
 /// What removing an account did with its key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(export)]
-pub struct RemoveReport {
+pub struct AccountRemoved {
     pub account: AccountRef,
     /// True when the keychain no longer holds the key (or never did).
     pub key_forgotten: bool,
@@ -463,7 +463,7 @@ pub struct RemoveReport {
 
 /// Remove an account and its key; the instances it imported stay in the ledger, unlinked. The
 /// account is gone once this returns `Ok`, whatever the keychain did (the report says).
-pub async fn remove(store: &Store, account: &AccountRef) -> Result<RemoveReport, AccountError> {
+pub async fn remove(store: &Store, account: &AccountRef) -> Result<AccountRemoved, AccountError> {
     let mut tx = store.write().await?;
     let row = repo::find_account(&mut tx, account.provider.as_str(), &account.label)
         .await?
@@ -476,7 +476,7 @@ pub async fn remove(store: &Store, account: &AccountRef) -> Result<RemoveReport,
     let keychain_error = forget_secret(&account.keychain_entry())
         .err()
         .map(|e| e.to_string());
-    Ok(RemoveReport {
+    Ok(AccountRemoved {
         account: account.clone(),
         key_forgotten: keychain_error.is_none(),
         keychain_error,

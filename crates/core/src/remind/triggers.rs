@@ -218,7 +218,7 @@ impl Found<'_> {
             &[
                 ("provider", listed.provider.clone()),
                 ("state", listed.state.clone()),
-                ("seen_at", seen.clone()),
+                ("seen_at", seen),
             ],
         );
         self.may_still_bill();
