@@ -507,3 +507,31 @@ async fn a_refused_base_url_is_an_error_naming_the_variable() {
     std::env::remove_var("LEASEHOLD_LAMBDA_API_URL");
     assert!(Endpoints::checked_from_env().is_ok());
 }
+
+#[tokio::test]
+async fn a_tls_failure_says_tls_and_why() {
+    // The stand-in speaks plain HTTP: an https client's handshake with it fails.
+    let standin = ProviderStandin::start("runpod", "k-tls");
+    let tls_base = standin.base().replace("http://", "https://");
+    let store = Store::open_in_memory().await.unwrap();
+    let err = account::add(
+        &store,
+        &AccountRef {
+            provider: Provider::Runpod,
+            label: "default".into(),
+        },
+        &Secret::new("k-tls"),
+        None,
+        &Endpoints::all_at(&tls_base),
+        at(6, 0),
+    )
+    .await
+    .unwrap_err();
+    match &err {
+        AccountError::Unreachable { detail, .. } => {
+            assert!(detail.starts_with("TLS failed: "), "{detail}");
+            assert!(detail.len() > "TLS failed: ".len() + 3, "and why: {detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -182,10 +182,20 @@ pub fn network_words(err: reqwest::Error, during: &str) -> String {
             "timeout: no complete answer to {during} within {} s",
             TIMEOUT.as_secs()
         )
-    } else if all.contains("certificate")
-        || all.contains("tls")
-        || all.contains("handshake")
-        || all.contains("ssl")
+    } else if [
+        // rustls's own words for a failed handshake (it never says "TLS" itself).
+        "certificate",
+        "tls",
+        "handshake",
+        "ssl",
+        "corrupt message",
+        "alert received",
+        "invalidcontenttype",
+        "unknownissuer",
+        "notvalidforname",
+    ]
+    .iter()
+    .any(|word| all.contains(word))
     {
         format!("TLS failed: {innermost}")
     } else if err.is_connect() {
