@@ -113,6 +113,7 @@ app_commands![
     account::account_link,
     account::account_power,
     account::account_acknowledge,
+    account::account_accept,
     account::account_reconcile,
     account::account_apply_rule,
     stop::stop_record_by_hand,

@@ -7,7 +7,13 @@ method, path, headers and body of every request. Tests drive it through /_standi
   PATCH /_standin/instances/ID     change one (state, price, ssh_port, name …)
   POST  /_standin/script           {"fail": [{"status": 429, "times": 2, "after": n}], "malformed": n,
                                     "confirm_after": n, "page_size": n, "accumulate": yuan, "delay": seconds,
-                                    "charges": {"ID": {"2026-12-01": "4.4"}}}
+                                    "charges": {"ID": {"2026-12-01": "4.4"}},
+                                    hostile cases (off by default):
+                                    "hide": [ID]  left out of listings, still answered by a direct look,
+                                    "duplicate": [ID]  listed twice (the second copy named "… (copy)"),
+                                    "refuse_snapshot": [ID]  AutoDL refuses that snapshot,
+                                    "no_max_page": true  AutoDL's list answer without max_page,
+                                    "autodl_page_size": n  AutoDL pages of n whatever was asked}
   GET   /_standin/requests         what was asked, in order (the key shown as "ok" or "wrong")
   GET   /_standin/violations       requests that broke the documented contract
 
@@ -31,7 +37,7 @@ SCHEMAS = json.load(open(__file__.rsplit("/", 1)[0] + "/schemas.json"))[PROVIDER
 lock = threading.Lock()
 instances = {}
 script = {"fail": [], "malformed": 0, "confirm_after": 1, "page_size": 25, "accumulate": "0",
-          "charges": {}}
+          "charges": {}, "hide": [], "duplicate": [], "refuse_snapshot": [], "no_max_page": False}
 pending = {}  # id -> (target state, looks left)
 requests_seen = []
 violations = []
@@ -101,6 +107,15 @@ def render(inst):
     return {"uuid": inst["id"], "name": inst.get("name", ""), "status": status,
             "gpu_name": inst.get("gpu", "RTX 4090"), "gpu_num": inst.get("count", 1),
             "region_name": inst.get("region", "西北B区")}
+
+
+def listed():
+    """What a listing shows: every instance but the hidden ones, the duplicated ones twice."""
+    out = [i for i in instances.values() if i["id"] not in script["hide"]]
+    for ident in script["duplicate"]:
+        if ident in instances:
+            out.append(dict(instances[ident], name=f"{instances[ident].get('name', '')} (copy)"))
+    return out
 
 
 def autodl_snapshot(inst):
@@ -249,7 +264,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "GET" and path == "/v2/pods":
             for ident in list(pending):
                 advance(ident)
-            pods = [render(i) for i in instances.values()]
+            pods = [render(i) for i in listed()]
             answer = {"pods": pods}
             check_shape("ListPodsResponse", answer)
             return self.reply(200, answer)
@@ -299,7 +314,7 @@ class Handler(BaseHTTPRequestHandler):
             if limit > 25:
                 violations.append("GET /api/v1/instances/: limit over the documented 25")
             size = min(limit, int(script["page_size"]))
-            ordered = sorted(instances.values(), key=lambda i: int(i["id"]))
+            ordered = sorted(listed(), key=lambda i: int(i["id"]))
             start = int(query.get("after_token", "0") or 0)
             page = ordered[start:start + size]
             nxt = str(start + size) if start + size < len(ordered) else None
@@ -345,7 +360,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "GET" and path == "/api/v1/instances":
             for ident in list(pending):
                 advance(ident)
-            return self.reply(200, {"data": [render(i) for i in instances.values()]})
+            return self.reply(200, {"data": [render(i) for i in listed()]})
         if method == "GET" and path.startswith("/api/v1/instances/"):
             ident = path.rsplit("/", 1)[1]
             advance(ident)
@@ -370,13 +385,17 @@ class Handler(BaseHTTPRequestHandler):
                 advance(ident)
             if not isinstance(body, dict) or "page_index" not in body or "page_size" not in body:
                 violations.append(f"POST {path}: no page_index/page_size")
-            size = int((body or {}).get("page_size", 10))
+            size = int(script.get("autodl_page_size") or (body or {}).get("page_size", 10))
             index = int((body or {}).get("page_index", 1))
-            ordered = sorted(instances.values(), key=lambda i: i["id"])
+            ordered = sorted(listed(), key=lambda i: i["id"])
             page = ordered[(index - 1) * size:index * size]
             max_page = max(1, -(-len(ordered) // size))
-            return ok({"list": [render(i) for i in page], "page_index": index, "page_size": size,
-                       "max_page": max_page, "result_total": len(ordered)})
+            answer = {"list": [render(i) for i in page], "page_index": index, "page_size": size,
+                      "max_page": max_page, "result_total": len(ordered)}
+            if script["no_max_page"]:
+                del answer["max_page"]
+                del answer["result_total"]
+            return ok(answer)
         if method == "GET" and path in (pro + "status", pro + "snapshot"):
             ident = query.get("instance_uuid")
             advance(ident)
@@ -384,6 +403,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, {"code": "InstanceNotFound", "msg": "实例不存在", "data": None})
             if path.endswith("status"):
                 return ok(render(instances[ident])["status"])
+            if ident in script["refuse_snapshot"]:
+                return self.reply(200, {"code": "InternalError", "msg": "系统繁忙，请稍后再试", "data": None})
             return ok(autodl_snapshot(instances[ident]))
         if method == "POST" and path in (pro + "power_on", pro + "power_off", pro + "release"):
             ident = (body or {}).get("instance_uuid")

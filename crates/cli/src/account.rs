@@ -1,5 +1,5 @@
-//! `leasehold account add|list|remove|sync|power|reconcile`: provider accounts — the provider's
-//! own view of every instance it bills, next to the ledger.
+//! `leasehold account add|list|remove|sync|accept|power|reconcile`: provider accounts — the
+//! provider's own view of every instance it bills, next to the ledger.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -52,6 +52,13 @@ pub enum AccountCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Apply the price change a sync held back (3× or more), from when it was first seen.
+    Accept {
+        /// The instance whose held price to apply.
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Power an instance on or off, or release it, through its provider's API.
     Power {
         name: String,
@@ -82,9 +89,18 @@ pub enum AccountCommand {
     },
 }
 
+/// A `--from`/`--to` day, within the years the ledger works in (so no arithmetic on it can
+/// overflow).
 fn parse_date(text: &str) -> Result<NaiveDate, AccountError> {
     NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
-        .map_err(|_| AccountError::BadDate(text.chars().take(40).collect()))
+        .ok()
+        .filter(|d| crate::ledger::in_range(d.and_time(chrono::NaiveTime::MIN).and_utc()))
+        .ok_or_else(|| AccountError::BadDate(text.chars().take(40).collect()))
+}
+
+/// The provider base URLs, or exit 2 naming a refused `LEASEHOLD_<PROVIDER>_API_URL`.
+fn endpoints() -> Result<Endpoints, ExitCode> {
+    Endpoints::checked_from_env().map_err(|err| output::fail(&err))
 }
 
 pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
@@ -106,13 +122,17 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 Ok(key) => key,
                 Err(err) => return output::fail(&err),
             };
+            let endpoints = match endpoints() {
+                Ok(endpoints) => endpoints,
+                Err(code) => return code,
+            };
             with_store(db, |store| async move {
                 match account::add(
                     &store,
                     &account,
                     &key,
                     Some(api_key_env),
-                    &Endpoints::from_env(),
+                    &endpoints,
                     CLOCK.now(),
                 )
                 .await
@@ -167,15 +187,19 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
             };
             with_store(db, |store| async move {
                 match account::remove(&store, &account).await {
-                    Ok(()) if *json => output::print_json(&json!({
-                        "removed": {"provider": account.provider, "label": account.label}
+                    Ok(report) if *json => output::print_json(&json!({
+                        "removed": {"provider": account.provider, "label": account.label},
+                        "key_forgotten": report.key_forgotten,
+                        "keychain_error": report.keychain_error,
                     })),
-                    Ok(()) => {
-                        say!(
-                            "removed {}:{} and its key",
-                            account.provider.as_str(),
-                            account.label
-                        );
+                    Ok(report) => {
+                        say!("removed {}:{}", account.provider.as_str(), account.label);
+                        match &report.keychain_error {
+                            None => say!("its key is no longer in the OS keychain"),
+                            Some(why) => say!(
+                                "the OS keychain could not forget its key ({why}); remove it there by hand"
+                            ),
+                        }
                         ExitCode::SUCCESS
                     }
                     Err(err) => output::fail(&err),
@@ -187,10 +211,32 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 Ok(only) => only,
                 Err(err) => return output::fail(&err),
             };
+            let endpoints = match endpoints() {
+                Ok(endpoints) => endpoints,
+                Err(code) => return code,
+            };
             with_store(db, |store| async move {
-                run_sync(&store, only.as_ref(), *json).await
+                run_sync(&store, only.as_ref(), &endpoints, *json).await
             })
         }
+        AccountCommand::Accept { name, json } => with_store(db, |store| async move {
+            match account::held::accept_held_price(&store, name, CLOCK.now()).await {
+                Ok(report) if *json => output::print_json(&report),
+                Ok(report) => {
+                    say!(
+                        "{}: now {} {}/h ({} GPUs, was {}), from {}",
+                        report.instance,
+                        report.to,
+                        report.currency,
+                        report.gpu_count,
+                        report.from,
+                        report.applied_at.to_rfc3339()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(err) => output::fail(&err),
+            }
+        }),
         AccountCommand::Power {
             name,
             action,
@@ -202,6 +248,10 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                     "{action:?} is not a power action; use on, off or release"
                 ));
             };
+            let endpoints = match endpoints() {
+                Ok(endpoints) => endpoints,
+                Err(code) => return code,
+            };
             with_store(db, |store| async move {
                 let wait = StopWait {
                     limit: Duration::from_secs((*wait).max(1)),
@@ -212,7 +262,7 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                     &store,
                     name,
                     verb,
-                    &Endpoints::from_env(),
+                    &endpoints,
                     Backoff::default(),
                     wait,
                     &CLOCK,
@@ -252,7 +302,7 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                     .as_deref()
                     .map(parse_date)
                     .transpose()?
-                    .unwrap_or(to - chrono::Duration::days(7));
+                    .unwrap_or_else(|| to - chrono::Duration::days(7));
                 if to < from {
                     return Err(AccountError::BadRange {
                         from: from.to_string(),
@@ -265,13 +315,17 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 Ok(range) => range,
                 Err(err) => return output::fail(&err),
             };
+            let endpoints = match endpoints() {
+                Ok(endpoints) => endpoints,
+                Err(code) => return code,
+            };
             with_store(db, |store| async move {
                 match reconcile::reconcile(
                     &store,
                     name.as_deref(),
                     from,
                     to,
-                    &Endpoints::from_env(),
+                    &endpoints,
                     Backoff::default(),
                     CLOCK.now(),
                 )
@@ -309,19 +363,17 @@ fn verb_words(verb: PowerVerb) -> &'static str {
     }
 }
 
-async fn run_sync(store: &Store, only: Option<&AccountRef>, json: bool) -> ExitCode {
-    let results = match sync::sync_all(
-        store,
-        only,
-        &Endpoints::from_env(),
-        Backoff::default(),
-        CLOCK.now(),
-    )
-    .await
-    {
-        Ok(results) => results,
-        Err(err) => return output::fail(&err),
-    };
+async fn run_sync(
+    store: &Store,
+    only: Option<&AccountRef>,
+    endpoints: &Endpoints,
+    json: bool,
+) -> ExitCode {
+    let results =
+        match sync::sync_all(store, only, endpoints, Backoff::default(), CLOCK.now()).await {
+            Ok(results) => results,
+            Err(err) => return output::fail(&err),
+        };
     let mut failed = false;
     let mut accounts = Vec::new();
     for result in results {
@@ -341,6 +393,16 @@ async fn run_sync(store: &Store, only: Option<&AccountRef>, json: bool) -> ExitC
                     }
                     for e in &report.events {
                         say!("  {} {} at {}", e.instance, e.kind, e.at.to_rfc3339());
+                    }
+                    for h in &report.held {
+                        say!(
+                            "  held: {} {} → {} {}/h; apply it with `leasehold account accept {:?}`",
+                            h.instance,
+                            h.from,
+                            h.to,
+                            h.currency,
+                            h.instance
+                        );
                     }
                     for w in &report.warnings {
                         say!("  warning: {w}");
@@ -363,6 +425,7 @@ async fn run_sync(store: &Store, only: Option<&AccountRef>, json: bool) -> ExitC
                     "events": [],
                     "unchanged": 0,
                     "warnings": [],
+                    "held": [],
                     "error": leasehold_core::ApiError::from(err),
                 }));
             }
@@ -393,4 +456,30 @@ where
         keep.close().await;
         code
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `account reconcile --from/--to`: any day typed is refused or safe to step a week
+        /// back from (the default `--from`) and a day forward from (a day's end).
+        #[test]
+        fn a_typed_day_is_refused_or_safe(year in -300_000i32..300_000, month in 0u32..14, day in 0u32..33) {
+            for typed in [format!("{year}-{month:02}-{day:02}"), format!("{year:+}-{month:02}-{day:02}")] {
+                if let Ok(date) = parse_date(&typed) {
+                    prop_assert!(date.checked_sub_signed(chrono::Duration::days(7)).is_some());
+                    prop_assert!(date.checked_add_signed(chrono::Duration::days(2)).is_some());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_day_that_panicked_is_refused() {
+        assert!(parse_date("+262142-12-30").is_err());
+        assert!(parse_date("2026-12-01").is_ok());
+    }
 }

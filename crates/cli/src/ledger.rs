@@ -24,14 +24,31 @@ pub fn time_or_now(flag: &str, text: Option<&str>) -> Result<DateTime<Utc>, Exit
     }
 }
 
+/// The years a time typed on the command line may fall in: wide for any rental, narrow enough
+/// that no date arithmetic on it (a week back, a forecast ahead, a month of days) overflows.
+const FIRST_YEAR: i32 = 2000;
+const LAST_YEAR: i32 = 2200;
+
+/// Whether `at` is within the years the CLI accepts ([`FIRST_YEAR`]–[`LAST_YEAR`]).
+pub fn in_range(at: DateTime<Utc>) -> bool {
+    use chrono::Datelike;
+    (FIRST_YEAR..=LAST_YEAR).contains(&at.year())
+}
+
 pub fn parse_time(flag: &str, text: &str) -> Result<DateTime<Utc>, ExitCode> {
-    DateTime::parse_from_rfc3339(text.trim())
+    let at = DateTime::parse_from_rfc3339(text.trim())
         .map(|t| t.with_timezone(&Utc))
         .map_err(|err| {
             output::bad_input(format!(
                 "{flag} {text:?} is not an RFC 3339 time such as 2025-03-01T09:30:00+08:00 ({err})"
             ))
-        })
+        })?;
+    if !in_range(at) {
+        return Err(output::bad_input(format!(
+            "{flag} {text:?} is out of range: use a time between the years {FIRST_YEAR} and {LAST_YEAR}"
+        )));
+    }
+    Ok(at)
 }
 
 pub fn decimal(field: &'static str, text: &str) -> Result<Decimal, ExitCode> {
@@ -101,4 +118,44 @@ pub fn run_presets(json: bool) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever is typed after a time flag: refused (exit 2), or a time whose arithmetic a
+        /// command may do (ten years either way) cannot overflow. Never a panic.
+        #[test]
+        fn a_typed_time_is_refused_or_safe(
+            year in -300_000i32..300_000,
+            month in 0u32..14,
+            day in 0u32..33,
+            hour in 0u32..25,
+            offset in -30i32..30,
+        ) {
+            let text = format!("{year:+07}-{month:02}-{day:02}T{hour:02}:00:00{offset:+03}:00");
+            for typed in [text.clone(), text.trim_start_matches('+').to_owned()] {
+                if let Ok(at) = parse_time("--at", &typed) {
+                    prop_assert!(in_range(at));
+                    prop_assert!(at.checked_add_signed(chrono::Duration::days(3650)).is_some());
+                    prop_assert!(at.checked_sub_signed(chrono::Duration::days(3650)).is_some());
+                }
+            }
+        }
+
+        #[test]
+        fn any_text_after_a_time_flag_never_panics(text in "\\PC{0,40}") {
+            let _ = parse_time("--until", &text);
+        }
+    }
+
+    #[test]
+    fn far_times_are_refused() {
+        assert!(parse_time("--at", "9999-12-31T23:59:59Z").is_err());
+        assert!(parse_time("--at", "1970-01-01T00:00:00Z").is_err());
+        assert!(parse_time("--at", "2026-12-01T08:00:00+08:00").is_ok());
+    }
 }

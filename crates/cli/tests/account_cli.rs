@@ -290,3 +290,152 @@ fn a_cli_killed_mid_sync_leaves_what_one_clean_sync_leaves() {
     assert_eq!(ledger_dump(&killed, &base), ledger_dump(&clean, &base));
     assert_eq!(ledger_dump(&clean, &base).as_array().unwrap().len(), 30);
 }
+
+fn leasehold_with(
+    env: &Env,
+    base: &str,
+    extra: &[(&str, &str)],
+    args: &[&str],
+) -> assert_cmd::assert::Assert {
+    let mut cmd = cargo_bin_cmd!("leasehold");
+    cmd.args(args)
+        .arg("--db")
+        .arg(&env.db)
+        .env("DBUS_SESSION_BUS_ADDRESS", env.secrets.bus_address())
+        .env("LEASEHOLD_RUNPOD_API_URL", base)
+        .env("LEASEHOLD_VAST_API_URL", base)
+        .env("LEASEHOLD_AUTODL_API_URL", base)
+        .env("LEASEHOLD_LAMBDA_API_URL", base)
+        .env("RP_KEY", "rp-secret-key");
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.assert()
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// The audit's hostile answers through the CLI: a sync with skipped records exits 0 with
+/// warnings, a 1000× price is held and accepted, an echoed key is never stored or printed, a
+/// refused base URL and a far date are exit 2, and removing says what the keychain did.
+#[test]
+fn hostile_answers_keep_the_sync_contract() {
+    let env = env();
+    let standin = ProviderStandin::start("runpod", "rp-secret-key");
+    let base = standin.base();
+    leasehold(
+        &env,
+        &base,
+        &["account", "add", "runpod", "--api-key-env", "RP_KEY"],
+    )
+    .success();
+    standin.set_instances(json!([
+        {"id": "ok1", "name": "healthy", "state": "running", "price": "0.44", "created": 1_764_547_200},
+        {"id": "dup", "name": "twice", "state": "running", "price": "0.5", "created": 1_764_547_200},
+    ]));
+    standin.script(json!({"duplicate": ["dup"]}));
+    let synced = json_of(&leasehold(&env, &base, &["account", "sync", "--json"]).success());
+    let first = &synced["accounts"][0];
+    for key in [
+        "provider",
+        "label",
+        "imported",
+        "events",
+        "unchanged",
+        "warnings",
+        "requests",
+        "held",
+    ] {
+        assert!(first.get(key).is_some(), "{key} in {first}");
+    }
+    assert_eq!(first["imported"], json!(["healthy"]));
+    assert!(
+        first["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("dup")),
+        "{first}"
+    );
+
+    standin.script(json!({"duplicate": []}));
+    standin.patch("ok1", json!({"price": "440"}));
+    let synced = json_of(&leasehold(&env, &base, &["account", "sync", "--json"]).success());
+    assert_eq!(
+        synced["accounts"][0]["held"],
+        json!([{"instance": "healthy", "from": "0.44", "to": "440", "currency": "USD"}])
+    );
+    let text = leasehold(&env, &base, &["account", "sync"]).success();
+    assert!(
+        String::from_utf8_lossy(&text.get_output().stdout).contains("account accept"),
+        "the plain sync says how to apply it"
+    );
+    let accepted =
+        json_of(&leasehold(&env, &base, &["account", "accept", "healthy", "--json"]).success());
+    assert_eq!(accepted["to"], "440");
+    assert!(accepted["applied_at"].is_string());
+    leasehold(&env, &base, &["account", "accept", "healthy"]).code(2);
+    leasehold(&env, &base, &["account", "accept", "no-such"]).code(2);
+
+    // A 401 that quotes the key: exit 1, and the key is nowhere.
+    standin.script(json!({"fail": [{"status": 401, "times": 1, "body": {
+        "detail": "rejected rp-secret-key (Authorization: Bearer rp-secret-key)"}}]}));
+    let failed = leasehold(&env, &base, &["account", "sync", "--json"]).code(1);
+    let out = failed.get_output();
+    assert!(!contains(&out.stdout, "rp-secret-key"), "stdout");
+    assert!(!contains(&out.stderr, "rp-secret-key"), "stderr");
+    let listed = leasehold(&env, &base, &["account", "list", "--json"]).success();
+    assert!(!contains(&listed.get_output().stdout, "rp-secret-key"));
+    assert!(!contains(&db_text(&env.db), "rp-secret-key"));
+
+    // A refused base URL: exit 2 naming the variable, and no request anywhere.
+    for bad in [
+        "http://api.example.com",
+        "https://api.runpod.io/v1",
+        "::garbage::",
+    ] {
+        let refused = leasehold_with(
+            &env,
+            &base,
+            &[("LEASEHOLD_RUNPOD_API_URL", bad)],
+            &["account", "sync"],
+        )
+        .code(2);
+        assert!(
+            contains(&refused.get_output().stderr, "LEASEHOLD_RUNPOD_API_URL"),
+            "{}",
+            String::from_utf8_lossy(&refused.get_output().stderr)
+        );
+    }
+
+    // Far dates: exit 2, never a panic (101).
+    for args in [
+        &["account", "reconcile", "--all", "--from", "+262142-12-30"][..],
+        &["account", "reconcile", "--all", "--to", "+262142-12-30"][..],
+        &[
+            "instance",
+            "stop",
+            "healthy",
+            "--at",
+            "9999-12-31T23:59:59Z",
+        ][..],
+        &["forecast", "healthy", "--until", "9999-12-31T23:59:59Z"][..],
+        &["cost", "healthy", "--at", "0001-01-01T00:00:00Z"][..],
+    ] {
+        leasehold(&env, &base, args).code(2);
+    }
+
+    let removed = leasehold(&env, &base, &["account", "remove", "runpod"]).success();
+    let said = String::from_utf8_lossy(&removed.get_output().stdout).into_owned();
+    assert!(said.contains("removed runpod:default"), "{said}");
+    assert!(said.contains("keychain"), "{said}");
+    assert!(
+        standin.violations().is_empty(),
+        "{:?}",
+        standin.violations()
+    );
+}

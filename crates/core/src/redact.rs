@@ -5,6 +5,9 @@
 //! (`https://conda.anaconda.org/t/TOKEN/…`), a signed download link. Probe facts, run messages
 //! and logs keep the URL's shape (scheme, host, path) so findings still work, with the secret
 //! parts replaced by `***`. This is the one place that knows what those parts are.
+//!
+//! Provider answers get the same treatment ([`redact_secrets`]): a 401 that quotes the API key
+//! must not put it into `last_error`, a log or the screen.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -28,6 +31,30 @@ static SECRET_QUERY: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("query pattern")
 });
+
+/// `Bearer TOKEN` (an Authorization header quoted back).
+static BEARER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]+").expect("bearer pattern"));
+/// `api_key=…`, `apikey: …`, `token=…` outside a URL's query too.
+static KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)\b((?:api[_-]?key|apikey|access[_-]?token|token)\s*[=:]\s*"?)[^\s&"',;}]+"#)
+        .expect("key assignment pattern")
+});
+
+/// `text` with `secret` itself (the API key of the call, when known), every `Bearer …`, every
+/// `api_key=…` and the credentials of every URL replaced by [`REDACTED`].
+pub fn redact_secrets(text: &str, secret: Option<&str>) -> String {
+    let mut out = match secret.map(str::trim).filter(|s| s.len() >= 4) {
+        Some(secret) => text.replace(secret, REDACTED),
+        None => text.to_owned(),
+    };
+    for (pattern, keep) in [(&*BEARER, "${1}***"), (&*KEY_ASSIGNMENT, "${1}***")] {
+        if pattern.is_match(&out) {
+            out = pattern.replace_all(&out, keep).into_owned();
+        }
+    }
+    redact_urls(&out).into_owned()
+}
 
 /// `text` with the credentials of every URL in it replaced by [`REDACTED`]; borrowed back
 /// unchanged when there were none.
@@ -72,6 +99,27 @@ mod tests {
             redact_urls("https://x.example/w.bin?X-Amz-Signature=abc123&size=1&token=zz"),
             "https://x.example/w.bin?X-Amz-Signature=***&size=1&token=***"
         );
+    }
+
+    #[test]
+    fn a_key_quoted_back_by_a_provider_is_cut() {
+        assert_eq!(
+            redact_secrets(
+                "invalid key rp_SECRET123 (Authorization: Bearer rp_SECRET123)",
+                Some("rp_SECRET123")
+            ),
+            "invalid key *** (Authorization: Bearer ***)"
+        );
+        assert_eq!(
+            redact_secrets(r#"{"detail":"bad api_key=abc123def, token: zz9"}"#, None),
+            r#"{"detail":"bad api_key=***, token: ***"}"#
+        );
+        assert_eq!(
+            redact_secrets("Bearer eyJ.abc-_x", None),
+            "Bearer ***",
+            "no key known: the pattern alone"
+        );
+        assert_eq!(redact_secrets("pod not found", Some("k")), "pod not found");
     }
 
     #[test]

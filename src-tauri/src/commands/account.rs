@@ -2,11 +2,12 @@
 //! card): thin commands over `leasehold_core::account`.
 
 use chrono::NaiveDate;
+use leasehold_core::account::held::AcceptReport;
 use leasehold_core::account::power::{InstanceLink, PowerReport};
 use leasehold_core::account::reconcile::ReconcileRow;
 use leasehold_core::account::sync::AccountSyncReport;
 use leasehold_core::account::{
-    self, AccountRef, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb,
+    self, AccountRef, AccountRemoved, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb,
 };
 use leasehold_core::billing::BillingRules;
 use leasehold_core::ssh::Secret;
@@ -41,7 +42,7 @@ pub async fn account_add(
         &account,
         &api_key,
         None,
-        &Endpoints::from_env(),
+        &Endpoints::checked_from_env()?,
         state.now(),
     )
     .await?)
@@ -52,8 +53,18 @@ pub async fn account_add(
 pub async fn account_remove(
     state: tauri::State<'_, AppState>,
     account: AccountRef,
-) -> Result<(), ApiError> {
+) -> Result<AccountRemoved, ApiError> {
     Ok(account::remove(&state.store, &account).await?)
+}
+
+/// Apply the price change the sync held back for `instance`, from when it was first seen.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn account_accept(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<AcceptReport, ApiError> {
+    Ok(account::held::accept_held_price(&state.store, &instance, state.now()).await?)
 }
 
 /// Sync one account now (or every one); each account's failure is its own.
@@ -66,7 +77,7 @@ pub async fn account_sync(
     let results = account::sync::sync_all(
         &state.store,
         account.as_ref(),
-        &Endpoints::from_env(),
+        &Endpoints::checked_from_env()?,
         Backoff::default(),
         state.now(),
     )
@@ -107,7 +118,7 @@ pub async fn account_power(
         &state.store,
         &instance,
         verb,
-        &Endpoints::from_env(),
+        &Endpoints::checked_from_env()?,
         Backoff::default(),
         StopWait::default(),
         state.clock.as_ref(),
@@ -144,7 +155,7 @@ pub async fn account_reconcile(
         Some(&instance),
         from,
         to,
-        &Endpoints::from_env(),
+        &Endpoints::checked_from_env()?,
         Backoff::default(),
         state.now(),
     )

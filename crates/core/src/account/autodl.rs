@@ -48,7 +48,12 @@ fn data(answer: &Answer, id: Option<&str>) -> Result<Value, AccountError> {
                 words
             };
             let lower = code.to_ascii_lowercase();
-            Err(if lower.contains("auth") || lower.contains("token") {
+            Err(if id.is_some() && lower.contains("notfound") {
+                AccountError::UnknownRemote {
+                    provider: NAME,
+                    id: id.unwrap_or_default().to_owned(),
+                }
+            } else if lower.contains("auth") || lower.contains("token") {
                 AccountError::KeyRefused {
                     provider: NAME,
                     detail,
@@ -73,17 +78,15 @@ fn text<'a>(item: &'a Value, keys: &[&str]) -> Option<&'a str> {
         .find_map(|k| item.get(*k).and_then(Value::as_str))
 }
 
-/// 1/1000 yuan (an integer or numeric string) as yuan.
+/// 1/1000 yuan (an integer or numeric string) as yuan, without a cap (the account's totals).
 fn milli_yuan(value: Option<&Value>) -> Option<Decimal> {
-    let raw = remote::price(value).or_else(|| {
-        // Totals exceed the per-hour cap: read them without it.
-        match value? {
-            Value::Number(n) => n.to_string().parse().ok(),
-            Value::String(s) => s.trim().parse().ok(),
-            _ => None,
-        }
-    })?;
-    (raw >= Decimal::ZERO).then(|| (raw / Decimal::from(1000)).normalize())
+    remote::number(value).map(|raw| (raw / Decimal::from(1000)).normalize())
+}
+
+/// An hourly price in 1/1000 yuan as yuan per hour, through the cap every provider's price
+/// passes ([`remote::hourly`]).
+fn milli_yuan_rate(value: Option<&Value>) -> Option<Decimal> {
+    milli_yuan(value).and_then(remote::hourly)
 }
 
 /// One entry of the list (state, id, name); the snapshot fills in the rest.
@@ -104,8 +107,13 @@ pub fn parse_listed(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance, 
         region: text(item, &["region_name", "region"])
             .map(|r| remote::clean_text(r, 40))
             .filter(|r| !r.is_empty()),
-        price_per_hour: milli_yuan(item.get("payg_price")).filter(|p| !p.is_zero()),
+        price_per_hour: milli_yuan_rate(item.get("payg_price")).filter(|p| !p.is_zero()),
         stopped_per_hour: None,
+        refused_price: remote::refused_price(
+            item.get("payg_price"),
+            milli_yuan_rate(item.get("payg_price")),
+        )
+        .map(|milli| format!("{milli} (1/1000 yuan)")),
         created_at: remote::time(item.get("created_at"), now),
         started_at: remote::time(item.get("started_at"), now),
         ssh: None,
@@ -118,8 +126,13 @@ pub fn parse_listed(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance, 
 
 /// Fill in what the snapshot says: price, GPU, region, SSH endpoint and password.
 pub fn apply_snapshot(instance: &mut RemoteInstance, snapshot: &Value) {
-    if let Some(price) = milli_yuan(snapshot.get("payg_price")).filter(|p| !p.is_zero()) {
+    let rate = milli_yuan_rate(snapshot.get("payg_price"));
+    if let Some(price) = rate.filter(|p| !p.is_zero()) {
         instance.price_per_hour = Some(price);
+        instance.refused_price = None;
+    } else if let Some(refused) = remote::refused_price(snapshot.get("payg_price"), rate) {
+        instance.price_per_hour = None;
+        instance.refused_price = Some(format!("{refused} (1/1000 yuan)"));
     }
     if let Some(gpu) = text(snapshot, &["gpu_name", "gpu_type"]).and_then(remote::gpu_model) {
         instance.gpu_model = Some(gpu);
@@ -193,7 +206,7 @@ pub async fn list(
     now: DateTime<Utc>,
     needs_snapshot: &(dyn Fn(&RemoteInstance) -> bool + Sync),
 ) -> Result<Listing, AccountError> {
-    let mut listing = Listing::default();
+    let mut listing = Listing::new();
     for page_index in 1..=MAX_PAGES {
         let answer = api
             .send(
@@ -205,18 +218,47 @@ pub async fn list(
             .await?;
         let data = data(&answer, None)?;
         let found = listing.read_page(NAME, &data, "list", |item| parse_listed(item, now))?;
-        let max_page = data.get("max_page").and_then(Value::as_u64).unwrap_or(0);
+        // Without `max_page` nobody knows whether a next page exists: what this page leaves out
+        // is not taken as gone.
+        let Some(max_page) = data.get("max_page").and_then(Value::as_u64) else {
+            if found > 0 {
+                listing.complete = false;
+                listing.warnings.push(format!(
+                    "{NAME} did not say how many pages of instances there are; nothing it leaves out is taken as released"
+                ));
+            }
+            break;
+        };
         if found == 0 || u64::from(page_index) >= max_page {
             break;
         }
-    }
-    for instance in &mut listing.instances {
-        if needs_snapshot(instance) {
-            let snap = snapshot(api, &instance.id).await?;
-            listing.requests += 1;
-            apply_snapshot(instance, &snap);
+        if page_index == MAX_PAGES {
+            listing.complete = false;
         }
     }
+    listing.drop_duplicates(NAME);
+    let mut refused = Vec::new();
+    for instance in &mut listing.instances {
+        if needs_snapshot(instance) {
+            listing.requests += 1;
+            match snapshot(api, &instance.id).await {
+                Ok(snap) => apply_snapshot(instance, &snap),
+                // One refused snapshot leaves that instance as it was; the others go on. A
+                // refused key is the whole account's.
+                Err(err @ AccountError::KeyRefused { .. }) => return Err(err),
+                Err(err) => {
+                    listing.warnings.push(format!(
+                        "{NAME} instance {} ({}): its snapshot was refused ({err}); left as it was this time",
+                        instance.id,
+                        if instance.name.is_empty() { "no name" } else { &instance.name }
+                    ));
+                    refused.push(instance.id.clone());
+                }
+            }
+        }
+    }
+    listing.instances.retain(|i| !refused.contains(&i.id));
+    listing.skipped.extend(refused);
     Ok(listing)
 }
 

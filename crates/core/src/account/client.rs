@@ -63,6 +63,37 @@ pub async fn one(
     Ok(found.filter(|i| i.state != super::RemoteState::Gone))
 }
 
+/// What a direct look at one id says, for an instance a listing left out.
+#[derive(Debug, Clone)]
+pub enum Look {
+    /// The provider answered about this very id, with its state (possibly `Gone`).
+    Found(Box<RemoteInstance>),
+    /// The provider says it has no such instance (404, AutoDL's "not found").
+    NotFound,
+}
+
+/// Look at `id` directly (RunPod `GET /v2/pods/{id}`, Vast.ai `GET /api/v0/instances/{id}/`,
+/// Lambda `GET /api/v1/instances/{id}`, AutoDL `…/pro/status`). An answer about another id is
+/// no answer about this one.
+pub async fn look(api: &Api, id: &str, now: DateTime<Utc>) -> Result<Look, AccountError> {
+    let found = match api.provider() {
+        Provider::Runpod => runpod::one(api, id, now).await,
+        Provider::Vast => vast::one(api, id, now).await,
+        Provider::Lambda => lambda::one(api, id, now).await,
+        // AutoDL's status look reads a released instance as none.
+        Provider::Autodl => autodl::one(api, id, now).await,
+    };
+    match found {
+        Ok(Some(instance)) if instance.id == id => Ok(Look::Found(Box::new(instance))),
+        Ok(Some(other)) => Err(AccountError::Malformed {
+            provider: api.provider().display(),
+            detail: format!("asked about {id}, it answered about {}", other.id),
+        }),
+        Ok(None) | Err(AccountError::UnknownRemote { .. }) => Ok(Look::NotFound),
+        Err(err) => Err(err),
+    }
+}
+
 pub async fn power(api: &Api, id: &str, verb: PowerVerb) -> Result<(), AccountError> {
     match api.provider() {
         Provider::Runpod => runpod::power(api, id, verb).await,

@@ -78,6 +78,10 @@ pub enum AccountError {
     BadDate(String),
     #[error("the range ends before it starts ({from} to {to})")]
     BadRange { from: String, to: String },
+    #[error("{var} is refused as a provider's base URL ({why}); fix or unset it — Leasehold never falls back to the real API")]
+    BadEndpoint { var: String, why: String },
+    #[error("{name} has no held price change to accept")]
+    NothingHeld { name: String },
     #[error("the key could not be kept in the OS keychain: {0}")]
     Keychain(String),
     #[error("the release checklist blocks releasing {name}: {blocked}; resolve it on the Release page (or `leasehold release`) first")]
@@ -112,6 +116,8 @@ impl Coded for AccountError {
             Self::BadDate(_) => "account.bad_date",
             Self::BadRange { .. } => "account.bad_range",
             Self::Keychain(_) => "account.keychain",
+            Self::BadEndpoint { .. } => "account.bad_endpoint",
+            Self::NothingHeld { .. } => "account.nothing_held",
             Self::ReleaseBlocked { .. } => "account.release_blocked",
             Self::Billing(err) => err.code(),
             Self::Connect(err) => err.code(),
@@ -128,6 +134,8 @@ impl Coded for AccountError {
                 vec![("value", v.clone())]
             }
             Self::Keychain(detail) => vec![("detail", detail.clone())],
+            Self::BadEndpoint { var, why } => vec![("var", var.clone()), ("why", why.clone())],
+            Self::NothingHeld { name } => vec![("name", name.clone())],
             Self::DuplicateAccount { provider, label } => {
                 vec![
                     ("provider", (*provider).to_owned()),
@@ -204,6 +212,8 @@ impl Coded for AccountError {
             | Self::NotLinked { .. }
             | Self::BadDate(_)
             | Self::BadRange { .. }
+            | Self::BadEndpoint { .. }
+            | Self::NothingHeld { .. }
             | Self::ActionUnsupported { .. } => true,
             Self::Billing(err) => err.is_bad_input(),
             Self::Connect(err) => err.is_bad_input(),

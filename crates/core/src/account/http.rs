@@ -61,6 +61,13 @@ impl Api {
                 provider: provider.display(),
                 detail: err.to_string(),
             })?;
+        // A refused `LEASEHOLD_<PROVIDER>_API_URL` never falls back to the real API.
+        if let Some(var) = base.strip_prefix(super::REFUSED_BASE) {
+            return Err(AccountError::BadEndpoint {
+                var: var.to_owned(),
+                why: "refused".to_owned(),
+            });
+        }
         Ok(Self {
             client,
             base: base.trim_end_matches('/').to_owned(),
@@ -132,12 +139,12 @@ impl Api {
                             }
                         })
                     } else {
-                        return read(name, status.as_u16(), response).await;
+                        return read(name, status.as_u16(), response, self.key.expose()).await;
                     }
                 }
                 Err(err) => Err(AccountError::Unreachable {
                     provider: name,
-                    detail: err.without_url().to_string(),
+                    detail: network_words(err, "the request"),
                 }),
             };
             last_error = outcome.err();
@@ -158,10 +165,51 @@ impl Api {
     }
 }
 
+/// What went wrong on the wire, in plain words: a timeout says so, a TLS failure says TLS and
+/// the innermost reason (reqwest's own text is only "error sending request"), never the URL.
+pub fn network_words(err: reqwest::Error, during: &str) -> String {
+    let err = err.without_url();
+    let mut chain = Vec::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        chain.push(cause.to_string());
+        source = cause.source();
+    }
+    let innermost = chain.last().cloned().unwrap_or_else(|| err.to_string());
+    let all = chain.join(" ").to_ascii_lowercase();
+    if err.is_timeout() || all.contains("timed out") || all.contains("deadline") {
+        format!(
+            "timeout: no complete answer to {during} within {} s",
+            TIMEOUT.as_secs()
+        )
+    } else if [
+        // rustls's own words for a failed handshake (it never says "TLS" itself).
+        "certificate",
+        "tls",
+        "handshake",
+        "ssl",
+        "corrupt message",
+        "alert received",
+        "invalidcontenttype",
+        "unknownissuer",
+        "notvalidforname",
+    ]
+    .iter()
+    .any(|word| all.contains(word))
+    {
+        format!("TLS failed: {innermost}")
+    } else if err.is_connect() {
+        format!("could not connect: {innermost}")
+    } else {
+        format!("{err}: {innermost}")
+    }
+}
+
 async fn read(
     provider: &'static str,
     status: u16,
     mut response: reqwest::Response,
+    key: &str,
 ) -> Result<Answer, AccountError> {
     let mut bytes = Vec::new();
     loop {
@@ -179,20 +227,23 @@ async fn read(
             Err(err) => {
                 return Err(AccountError::Unreachable {
                     provider,
-                    detail: err.without_url().to_string(),
+                    detail: network_words(err, "the answer's body"),
                 })
             }
         }
     }
-    let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+    // Nothing the provider says is kept or shown before the key is cut out of it (a 401 may
+    // quote the Authorization header back).
+    let text = crate::redact::redact_secrets(&String::from_utf8_lossy(&bytes), Some(key));
+    let body = if text.trim().is_empty() {
         serde_json::Value::Null
     } else {
-        match serde_json::from_slice(&bytes) {
+        match serde_json::from_str(&text) {
             Ok(body) => body,
             // An error page in HTML is still an error with a status to report.
-            Err(_) if !(200..300).contains(&status) => serde_json::Value::String(
-                super::remote::clean_text(&String::from_utf8_lossy(&bytes), 200),
-            ),
+            Err(_) if !(200..300).contains(&status) => {
+                serde_json::Value::String(super::remote::clean_text(&text, 200))
+            }
             Err(err) => {
                 return Err(AccountError::Malformed {
                     provider,

@@ -34,7 +34,9 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
         .ok_or("an instance without a usable id")?;
     let word = item.get("status").and_then(Value::as_str).unwrap_or("");
     let kind = item.get("instance_type");
-    let cents = remote::price(kind.and_then(|k| k.get("price_cents_per_hour")));
+    // Cents read without a cap; the dollars pass the same cap as every provider's price.
+    let cents_field = kind.and_then(|k| k.get("price_cents_per_hour"));
+    let price = remote::number(cents_field).and_then(|c| remote::hourly(c / Decimal::ONE_HUNDRED));
     let gpu_text = kind
         .and_then(|k| k.get("gpu_description"))
         .and_then(Value::as_str)
@@ -59,10 +61,10 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
             .and_then(Value::as_str)
             .map(|r| remote::clean_text(r, 40))
             .filter(|r| !r.is_empty()),
-        price_per_hour: cents
-            .map(|c| (c / Decimal::ONE_HUNDRED).normalize())
-            .filter(|p| !p.is_zero()),
+        price_per_hour: price.filter(|p| !p.is_zero()),
         stopped_per_hour: None,
+        refused_price: remote::refused_price(cents_field, price)
+            .map(|cents| format!("{cents} cents")),
         // The spec gives no creation time; one is used if sent.
         created_at: remote::time(item.get("created_at"), now),
         started_at: None,
@@ -96,8 +98,9 @@ pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError
     if !(200..300).contains(&answer.status) {
         return Err(refusal(NAME, &answer, None));
     }
-    let mut listing = Listing::default();
+    let mut listing = Listing::new();
     listing.read_page(NAME, &answer.body, "data", |item| parse_instance(item, now))?;
+    listing.drop_duplicates(NAME);
     Ok(listing)
 }
 

@@ -19,8 +19,10 @@
 pub mod autodl;
 pub mod client;
 mod error;
+pub mod held;
 pub mod http;
 pub mod lambda;
+mod plan;
 pub mod power;
 pub mod reconcile;
 pub mod remote;
@@ -161,24 +163,41 @@ impl Default for Endpoints {
     }
 }
 
+/// What a refused base-URL variable leaves as the provider's base: [`http::Api::new`] refuses
+/// it with the variable's name, so no request ever falls back to the real API.
+pub(crate) const REFUSED_BASE: &str = "refused:";
+
 impl Endpoints {
     /// The defaults, or `LEASEHOLD_<PROVIDER>_API_URL` where set (a proxy, or a test's
-    /// stand-in). A path in the variable is dropped (the RunPod variable once ended in `/v1`),
-    /// and plain `http` is taken only for this computer.
+    /// stand-in). A refused variable ([`origin_of`]) makes every call to that provider fail
+    /// naming the variable; [`Endpoints::checked_from_env`] refuses it at once.
     pub fn from_env() -> Self {
         let mut endpoints = Self::default();
         for provider in Provider::ALL {
             if let Ok(value) = std::env::var(provider.env_var()) {
-                match origin_of(&value) {
-                    Some(origin) => *endpoints.base_mut(provider) = origin,
-                    None => tracing::warn!(
-                        var = provider.env_var(),
-                        "ignored: not an https URL (http only for this computer)"
-                    ),
-                }
+                *endpoints.base_mut(provider) = match origin_of(&value) {
+                    Ok(origin) => origin,
+                    Err(why) => {
+                        tracing::warn!(var = provider.env_var(), why, "refused base URL");
+                        format!("{REFUSED_BASE}{}", provider.env_var())
+                    }
+                };
             }
         }
         endpoints
+    }
+
+    /// [`Endpoints::from_env`], or the error naming the first refused variable (exit 2).
+    pub fn checked_from_env() -> Result<Self, AccountError> {
+        for provider in Provider::ALL {
+            if let Ok(value) = std::env::var(provider.env_var()) {
+                origin_of(&value).map_err(|why| AccountError::BadEndpoint {
+                    var: provider.env_var().to_owned(),
+                    why: why.to_owned(),
+                })?;
+            }
+        }
+        Ok(Self::from_env())
     }
 
     pub fn base(&self, provider: Provider) -> &str {
@@ -211,10 +230,12 @@ impl Endpoints {
     }
 }
 
-/// `scheme://host[:port]` of a URL: https anywhere, http only on loopback.
-pub fn origin_of(value: &str) -> Option<String> {
-    let url = url::Url::parse(value.trim()).ok()?;
-    let loopback = match url.host()? {
+/// `scheme://host[:port]` of a base URL: https anywhere, http only on loopback, and nothing
+/// after the port (requests go to the documented paths; a path, query or user name there is a
+/// mistake worth saying). The error says why in a few words.
+pub fn origin_of(value: &str) -> Result<String, &'static str> {
+    let url = url::Url::parse(value.trim()).map_err(|_| "not a URL")?;
+    let loopback = match url.host().ok_or("no host")? {
         url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
         url::Host::Ipv4(ip) => ip.is_loopback(),
         url::Host::Ipv6(ip) => ip.is_loopback(),
@@ -222,9 +243,18 @@ pub fn origin_of(value: &str) -> Option<String> {
     match url.scheme() {
         "https" => {}
         "http" if loopback => {}
-        _ => return None,
+        "http" => {
+            return Err("plain http is accepted only for this computer (127.0.0.1, localhost)")
+        }
+        _ => return Err("not an http(s) URL"),
     }
-    Some(url.origin().ascii_serialization())
+    if !matches!(url.path(), "" | "/") {
+        return Err("a path where only scheme, host and port belong");
+    }
+    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        return Err("a query, fragment or user name where only scheme, host and port belong");
+    }
+    Ok(url.origin().ascii_serialization())
 }
 
 /// One account: a provider and the renter's label for it (`default` when none was given).
@@ -408,7 +438,10 @@ pub async fn list(store: &Store) -> Result<Vec<AccountSummary>, AccountError> {
             label: row.label,
             added_at: row.added_at,
             last_sync_at: row.last_sync_at,
-            last_error: row.last_error,
+            // Written redacted; read through the patterns again for rows kept before that.
+            last_error: row
+                .last_error
+                .map(|e| crate::redact::redact_secrets(&e, None)),
             instances,
             verbs: provider.verbs().to_vec(),
             lists_everything: provider != Provider::Autodl,
@@ -417,8 +450,20 @@ pub async fn list(store: &Store) -> Result<Vec<AccountSummary>, AccountError> {
     Ok(out)
 }
 
-/// Remove an account and its key; the instances it imported stay in the ledger, unlinked.
-pub async fn remove(store: &Store, account: &AccountRef) -> Result<(), AccountError> {
+/// What removing an account did with its key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AccountRemoved {
+    pub account: AccountRef,
+    /// True when the keychain no longer holds the key (or never did).
+    pub key_forgotten: bool,
+    /// Why the keychain could not forget it, in plain words; `null` when it did.
+    pub keychain_error: Option<String>,
+}
+
+/// Remove an account and its key; the instances it imported stay in the ledger, unlinked. The
+/// account is gone once this returns `Ok`, whatever the keychain did (the report says).
+pub async fn remove(store: &Store, account: &AccountRef) -> Result<AccountRemoved, AccountError> {
     let mut tx = store.write().await?;
     let row = repo::find_account(&mut tx, account.provider.as_str(), &account.label)
         .await?
@@ -428,7 +473,14 @@ pub async fn remove(store: &Store, account: &AccountRef) -> Result<(), AccountEr
         })?;
     repo::delete_account(&mut tx, row.id).await?;
     tx.commit().await.map_err(crate::store::StoreError::from)?;
-    forget_secret(&account.keychain_entry()).map_err(|e| AccountError::Keychain(e.to_string()))
+    let keychain_error = forget_secret(&account.keychain_entry())
+        .err()
+        .map(|e| e.to_string());
+    Ok(AccountRemoved {
+        account: account.clone(),
+        key_forgotten: keychain_error.is_none(),
+        keychain_error,
+    })
 }
 
 /// The stored account row of `account`, or `UnknownAccount`.
@@ -468,20 +520,25 @@ mod tests {
     }
 
     #[test]
-    fn base_urls_keep_only_the_origin() {
+    fn base_urls_are_an_origin_or_refused_with_a_reason() {
         assert_eq!(
-            origin_of("https://rest.runpod.io/v1").as_deref(),
-            Some("https://rest.runpod.io")
+            origin_of("https://rest.runpod.io/").as_deref(),
+            Ok("https://rest.runpod.io")
         );
         assert_eq!(
-            origin_of("http://127.0.0.1:8080/x").as_deref(),
-            Some("http://127.0.0.1:8080")
+            origin_of("http://127.0.0.1:8080").as_deref(),
+            Ok("http://127.0.0.1:8080")
         );
-        assert_eq!(
-            origin_of("http://example.com"),
-            None,
-            "no cleartext key off this computer"
-        );
-        assert_eq!(origin_of("ftp://x"), None);
+        // Issue 35: a path is refused, not silently dropped.
+        assert!(origin_of("https://rest.runpod.io/v1")
+            .unwrap_err()
+            .contains("path"));
+        assert!(origin_of("http://example.com")
+            .unwrap_err()
+            .contains("plain http"));
+        assert!(origin_of("https://user@example.com").is_err());
+        assert!(origin_of("https://example.com/?x=1").is_err());
+        assert_eq!(origin_of("ftp://x"), Err("not an http(s) URL"));
+        assert_eq!(origin_of("garbage"), Err("not a URL"));
     }
 }

@@ -42,7 +42,8 @@ pub struct ReconcileRow {
 /// A day as a half-open UTC interval, cut at `now`.
 fn day_bounds(day: NaiveDate, now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
     let start = day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc();
-    (start, (start + Duration::days(1)).min(now))
+    let end = start.checked_add_signed(Duration::days(1)).unwrap_or(start);
+    (start, end.min(now))
 }
 
 /// Seconds the instance spent stopped within `[from, to)`.
@@ -159,6 +160,13 @@ pub async fn reconcile(
     backoff: Backoff,
     now: DateTime<Utc>,
 ) -> Result<Vec<ReconcileRow>, AccountError> {
+    // Days outside the years a rental can have (a typed +262142-12-30) end here, before any
+    // arithmetic on them.
+    for day in [from, to] {
+        if !(2000..=2200).contains(&chrono::Datelike::year(&day)) {
+            return Err(AccountError::BadDate(day.to_string()));
+        }
+    }
     if to < from {
         return Err(AccountError::BadRange {
             from: from.to_string(),

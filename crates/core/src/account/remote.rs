@@ -25,6 +25,9 @@ pub enum RemoteState {
     Error,
     /// Terminated, destroyed or released: nothing bills any more.
     Gone,
+    /// Left out of the listing, and no direct look said it was released (Leasehold's own word,
+    /// never a provider's): it may still bill.
+    Missing,
 }
 
 impl RemoteState {
@@ -35,6 +38,7 @@ impl RemoteState {
             Self::Stopped => "stopped",
             Self::Error => "error",
             Self::Gone => "gone",
+            Self::Missing => "missing",
         }
     }
 
@@ -45,6 +49,7 @@ impl RemoteState {
             "stopped" => Self::Stopped,
             "error" => Self::Error,
             "gone" => Self::Gone,
+            "missing" => Self::Missing,
             _ => return None,
         })
     }
@@ -146,6 +151,8 @@ pub struct RemoteInstance {
     pub price_per_hour: Option<Decimal>,
     /// What it costs per hour while stopped (Vast.ai's `storage_cost`), when the provider says.
     pub stopped_per_hour: Option<Decimal>,
+    /// A price the provider sent that was not believed (its text), for the sync's warning.
+    pub refused_price: Option<String>,
     pub created_at: Option<DateTime<Utc>>,
     pub started_at: Option<DateTime<Utc>>,
     pub ssh: Option<SshEndpoint>,
@@ -163,9 +170,24 @@ pub struct Listing {
     pub warnings: Vec<String>,
     /// Requests it took (pages).
     pub requests: u32,
+    /// False when the provider's answer did not show that every page was read (AutoDL without
+    /// `max_page`): an instance it leaves out may be on a page never asked for.
+    pub complete: bool,
+    /// Ids the provider listed but that could not be read this time (listed more than once, or
+    /// a refused AutoDL snapshot): their instances are left as they are, neither changed nor
+    /// missing.
+    pub skipped: Vec<String>,
 }
 
 impl Listing {
+    /// An empty listing, complete until a provider file says otherwise.
+    pub fn new() -> Self {
+        Self {
+            complete: true,
+            ..Self::default()
+        }
+    }
+
     /// Add the instances of the list under `key` in `body`, each read by `parse`; one that
     /// does not read becomes a warning, never the end of the listing. Returns how many the
     /// page held; no such list is a malformed answer.
@@ -192,6 +214,30 @@ impl Listing {
         }
         Ok(items.len())
     }
+
+    /// Drop every entry whose id appears more than once, with a warning naming the id.
+    pub fn drop_duplicates(&mut self, provider: &'static str) {
+        let mut count: std::collections::HashMap<String, usize> = Default::default();
+        for i in &self.instances {
+            *count.entry(i.id.clone()).or_default() += 1;
+        }
+        let mut twice: Vec<String> = count
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(id, _)| id)
+            .collect();
+        if twice.is_empty() {
+            return;
+        }
+        twice.sort();
+        self.instances.retain(|i| !twice.contains(&i.id));
+        for id in &twice {
+            self.warnings.push(format!(
+                "{provider} listed instance {id} more than once; skipped (which entry is true is unknown)"
+            ));
+        }
+        self.skipped.extend(twice);
+    }
 }
 
 /// What the provider charged for one instance on one UTC day.
@@ -205,18 +251,34 @@ pub struct Charge {
 /// Longest provider name kept; the rest is cut (a name is a label).
 pub const MAX_NAME_CHARS: usize = 80;
 
-/// A provider's text made safe to show and store: control characters, bidirectional overrides
-/// and zero-width characters removed, whitespace collapsed, at most `max` characters.
+/// Characters that print as nothing (or as a blank) and so let two names that look the same
+/// differ: Unicode's format class (Cf, as of Unicode 15.1: soft hyphen, zero-width and
+/// direction marks, word joiners, invisible operators, tag characters …), the Braille blank
+/// U+2800, the Hangul fillers and the variation selectors.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}' | '\u{070F}'
+        | '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}' | '\u{110BD}' | '\u{110CD}'
+        | '\u{13430}'..='\u{1343F}' | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0001}' | '\u{E0020}'..='\u{E007F}'
+        // Not Cf, but blank all the same.
+        | '\u{2800}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
+}
+
+/// A provider's text made safe to show and store: control characters, invisible characters
+/// ([`is_invisible`]: direction marks, zero-width characters, tags, variation selectors) removed
+/// before anything is cut, whitespace collapsed, at most `max` characters.
 pub fn clean_text(raw: &str, max: usize) -> String {
     let mut out = String::new();
     let mut space = false;
     for c in raw.chars() {
-        // Zero-width and direction marks vanish; control characters (newlines, escapes) part
-        // words like spaces do.
-        if matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}')
-        {
+        if is_invisible(c) {
             continue;
         }
+        // Control characters (newlines, escapes) part words like spaces do.
         if c.is_control() || c.is_whitespace() {
             space = !out.is_empty();
             continue;
@@ -233,6 +295,16 @@ pub fn clean_text(raw: &str, max: usize) -> String {
     out
 }
 
+/// What two names are compared by: case and width folded (fullwidth `ｍｙｂｏｘ` is `mybox`), so
+/// names that read the same are taken as the same.
+pub fn name_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfkc()
+        .filter(|c| !is_invisible(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// A provider's id, if it is one: letters, digits, '-' and '_', at most 64 characters.
 pub fn checked_id(raw: &str) -> Option<String> {
     let id = raw.trim();
@@ -245,22 +317,47 @@ pub fn checked_id(raw: &str) -> Option<String> {
 }
 
 /// The largest hourly price believed (the catalog's most expensive 8-GPU machines cost far less).
-const MAX_PRICE_PER_HOUR: i64 = 10_000;
+/// Every provider's hourly price passes it, whatever unit the provider sends it in.
+pub const MAX_PRICE_PER_HOUR: i64 = 10_000;
 
-/// A JSON number or numeric string as a decimal price, read from its text (never through a
-/// float), refused when negative or absurd.
-pub fn price(value: Option<&serde_json::Value>) -> Option<Decimal> {
+/// A JSON number or numeric string as a decimal, read from its text (never through a float);
+/// `None` for anything else and for a negative number.
+pub fn number(value: Option<&serde_json::Value>) -> Option<Decimal> {
     let text = match value? {
         serde_json::Value::Number(n) => n.to_string(),
         serde_json::Value::String(s) => s.trim().to_owned(),
         _ => return None,
     };
-    let parsed = text
-        .parse::<Decimal>()
+    text.parse::<Decimal>()
         .or_else(|_| Decimal::from_scientific(&text))
-        .ok()?;
-    (parsed >= Decimal::ZERO && parsed <= Decimal::from(MAX_PRICE_PER_HOUR))
-        .then(|| parsed.round_dp(6).normalize())
+        .ok()
+        .filter(|n| *n >= Decimal::ZERO)
+}
+
+/// An hourly price in the provider's currency, if it is believable: at most
+/// [`MAX_PRICE_PER_HOUR`], six decimals.
+pub fn hourly(price: Decimal) -> Option<Decimal> {
+    (price >= Decimal::ZERO && price <= Decimal::from(MAX_PRICE_PER_HOUR))
+        .then(|| price.round_dp(6).normalize())
+}
+
+/// A JSON number or numeric string as a decimal hourly price, refused when negative or absurd.
+pub fn price(value: Option<&serde_json::Value>) -> Option<Decimal> {
+    number(value).and_then(hourly)
+}
+
+/// The provider's price text when it sent one Leasehold refused (negative, absurd, not a number),
+/// for the warning that names it.
+pub fn refused_price(value: Option<&serde_json::Value>, read: Option<Decimal>) -> Option<String> {
+    if read.is_some() {
+        return None;
+    }
+    match value? {
+        serde_json::Value::Null => None,
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::String(s) if s.trim().is_empty() => None,
+        other => Some(clean_text(&other.to_string(), 40)),
+    }
 }
 
 /// An RFC 3339 time, or unix seconds (a number, possibly fractional), as UTC; times before 2015
@@ -312,6 +409,26 @@ mod tests {
     #[test]
     fn hostile_text_is_cleaned_and_cut() {
         assert_eq!(clean_text("a\nb\"c'\u{202E}d", 80), "a b\"c'd");
+        for hidden in [
+            "\u{2060}",
+            "\u{00AD}",
+            "\u{2800}",
+            "\u{E0061}",
+            "\u{FE0F}",
+            "\u{E0100}",
+        ] {
+            assert_eq!(
+                clean_text(&format!("my{hidden}box"), 80),
+                "mybox",
+                "{hidden:?}"
+            );
+        }
+        assert_eq!(
+            clean_text(&format!("{}ab", "\u{200B}".repeat(200)), 2),
+            "ab",
+            "invisible characters go before the cut"
+        );
+        assert_eq!(name_key("ＭｙＢｏｘ"), name_key("mybox"));
         assert_eq!(clean_text("  \u{200B} ", 80), "");
         assert_eq!(clean_text(&"x".repeat(10_000), 80).chars().count(), 80);
         assert_eq!(clean_text("\x1b]0;pwned\x07name", 80), "]0;pwned name");
@@ -334,6 +451,8 @@ mod tests {
         assert_eq!(price(Some(&json!("NaN"))), None);
         assert_eq!(price(Some(&json!(1e9))), None);
         assert_eq!(price(Some(&json!(null))), None);
+        assert_eq!(refused_price(Some(&json!(-1)), None), Some("-1".into()));
+        assert_eq!(refused_price(Some(&json!(null)), None), None);
     }
 
     #[test]

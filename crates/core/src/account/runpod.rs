@@ -36,6 +36,7 @@ pub fn parse_pod(pod: &Value, now: DateTime<Utc>) -> Result<RemoteInstance, Stri
     let word = pod.get("status").and_then(Value::as_str).unwrap_or("");
     let state = state_of(word);
     let gpu = pod.get("gpu");
+    let price = remote::price(pod.get("cost"));
     let ssh = pod.get("ssh").and_then(|ssh| {
         ["direct", "proxy"].iter().find_map(|way| {
             let e = ssh.get(*way)?;
@@ -73,9 +74,9 @@ pub fn parse_pod(pod: &Value, now: DateTime<Utc>) -> Result<RemoteInstance, Stri
             .and_then(Value::as_str)
             .map(|r| remote::clean_text(r, 40))
             .filter(|r| !r.is_empty()),
-        price_per_hour: remote::price(pod.get("cost"))
-            .filter(|p| state == RemoteState::Running && !p.is_zero()),
+        price_per_hour: price.filter(|p| state == RemoteState::Running && !p.is_zero()),
         stopped_per_hour: None,
+        refused_price: remote::refused_price(pod.get("cost"), price),
         created_at: remote::time(pod.get("createdAt"), now),
         started_at: remote::time(pod.get("startedAt"), now),
         ssh,
@@ -100,8 +101,9 @@ pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError
     if !(200..300).contains(&answer.status) {
         return Err(refusal(NAME, &answer, None));
     }
-    let mut listing = Listing::default();
+    let mut listing = Listing::new();
     listing.read_page(NAME, &answer.body, "pods", |pod| parse_pod(pod, now))?;
+    listing.drop_duplicates(NAME);
     Ok(listing)
 }
 

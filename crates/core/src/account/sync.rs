@@ -1,9 +1,12 @@
 //! A sync: read the provider's listing, compare it with the ledger, write what changed.
 //!
-//! Every request is made first; [`plan`] is a pure function from the listing, what the last sync
-//! saw and the ledger to the changes; they are written in one transaction. So a sync that fails
-//! midway (the provider stops answering on page 3, the laptop is killed) records nothing, and a
-//! second sync with nothing changed records nothing either.
+//! Every request is made first (the listing, then a direct look at each linked instance it left
+//! out); [`plan`] is a pure function from those answers, what the last sync saw and the ledger
+//! to the changes of each instance; they are written in one transaction, each instance's under
+//! its own savepoint. So a sync that fails midway (the provider stops answering on page 3, the
+//! laptop is killed) records nothing, one instance whose changes cannot be written is skipped
+//! with a warning while the others are recorded, and a second sync with nothing changed records
+//! nothing either.
 //!
 //! Times: a change is dated at the provider's timestamp where it gives one, else when this sync
 //! saw it — never before the last sync that saw the old state, never before the ledger's last
@@ -14,13 +17,14 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use sqlx::Connection;
 use ts_rs::TS;
 
-use super::remote::{Listing, RemoteInstance, RemoteState, SshEndpoint};
+use super::remote::{Listing, RemoteState, SshEndpoint};
 use super::{client, key_of, row_of, AccountError, AccountRef, Backoff, Endpoints, Provider};
-use crate::billing::events::{EventKind, LedgerEvent};
-use crate::billing::{ledger, BillingRules, InstanceState, NewInstance, StoppedBilling};
+use crate::billing::ledger;
 use crate::connect::{self, AuthChoice, ConnectPlan};
+use crate::ssh::Secret;
 use crate::store::accounts::{self as repo, LinkRow, NewLink};
 use crate::store::Store;
 
@@ -49,320 +53,14 @@ pub struct AccountSyncReport {
     pub warnings: Vec<String>,
     /// Requests the provider answered for the listing.
     pub requests: u32,
+    /// Price changes held until the renter accepts them (`leasehold account accept NAME`).
+    pub held: Vec<HeldPrice>,
 }
 
-/// What the ledger and the last sync know of one linked instance.
-#[derive(Debug, Clone)]
-pub struct Known {
-    pub instance_id: i64,
-    pub name: String,
-    pub remote_id: String,
-    pub link_state: Option<RemoteState>,
-    pub seen_at: DateTime<Utc>,
-    pub ledger_state: Option<InstanceState>,
-    pub last_event_at: Option<DateTime<Utc>>,
-    pub rules: BillingRules,
-    pub saved_ssh: Option<SshEndpoint>,
-}
-
-/// A change to write.
-#[derive(Debug, Clone)]
-pub enum Change {
-    Import {
-        remote: usize,
-        name: String,
-        new: Box<NewInstance>,
-        created_at: DateTime<Utc>,
-        then: Vec<LedgerEvent>,
-    },
-    Event {
-        instance: String,
-        event: LedgerEvent,
-    },
-    Endpoint {
-        instance: String,
-        endpoint: SshEndpoint,
-    },
-    Seen {
-        instance_id: i64,
-        state: RemoteState,
-        note: Option<String>,
-    },
-}
-
-/// The changes, and the warnings for what could not be brought in line.
-#[derive(Debug, Clone, Default)]
-pub struct Plan {
-    pub changes: Vec<Change>,
-    pub warnings: Vec<String>,
-    pub unchanged: u64,
-}
-
-/// Hand-recorded instances of this provider that carry a provider id (saved for `stop --api`),
-/// by that id: the sync links them instead of importing a second copy.
-pub type Unlinked = HashMap<String, Known>;
-
-fn clamp(at: DateTime<Utc>, floor: &[Option<DateTime<Utc>>], now: DateTime<Utc>) -> DateTime<Utc> {
-    floor.iter().flatten().fold(at, |t, f| t.max(*f)).min(now)
-}
-
-/// The ledger event that brings `ledger` in line with `remote`, if any.
-fn event_for(remote: RemoteState, ledger: Option<InstanceState>) -> Option<EventKind> {
-    use InstanceState as L;
-    match (remote, ledger?) {
-        (_, L::Released) => None,
-        (RemoteState::Running, L::Created | L::Stopped | L::NoGpu) => Some(EventKind::Started),
-        (RemoteState::Stopped, L::Created | L::Running | L::NoGpu) => Some(EventKind::Stopped),
-        (RemoteState::Gone, _) => Some(EventKind::Released),
-        _ => None,
-    }
-}
-
-/// New rules when the provider's price or GPU count differs from the ledger's.
-fn repriced(rules: &BillingRules, remote: &RemoteInstance) -> Option<BillingRules> {
-    if remote.state != RemoteState::Running {
-        return None;
-    }
-    let price = remote.price_per_hour?;
-    let per_gpu = per_gpu_price(price, remote.gpu_count);
-    (per_gpu != rules.price_per_gpu_hour || remote.gpu_count != rules.gpu_count).then(|| {
-        BillingRules {
-            price_per_gpu_hour: per_gpu,
-            gpu_count: remote.gpu_count,
-            ..rules.clone()
-        }
-    })
-}
-
-/// The whole instance's price per GPU, as the ledger keeps it (six decimals, so the same
-/// provider price always gives the same figure and a second sync sees no change).
-pub fn per_gpu_price(price: Decimal, gpus: u32) -> Decimal {
-    (price / Decimal::from(gpus.max(1))).round_dp(6).normalize()
-}
-
-/// The rules an imported instance starts with: the preset's, the provider's price.
-fn import_rules(provider: Provider, remote: &RemoteInstance, price: Decimal) -> BillingRules {
-    let preset = provider.preset().preset();
-    BillingRules {
-        billing_starts: preset.billing_starts,
-        granularity: preset.granularity,
-        wipe_after_stopped_days: preset.wipe_after_stopped_days,
-        // A stopped-storage rate is the renter's to fill in; reconcile suggests one when the
-        // provider charges while stopped.
-        stopped_billing: match remote.stopped_per_hour {
-            Some(rate) if !rate.is_zero() => StoppedBilling::Storage { rate },
-            _ => StoppedBilling::None,
-        },
-        ..BillingRules::simple(per_gpu_price(price, remote.gpu_count), remote.gpu_count)
-    }
-}
-
-/// A ledger name from the provider's: its name (or provider and id), made unique.
-pub fn unique_name(provider: Provider, remote: &RemoteInstance, taken: &HashSet<String>) -> String {
-    let base = if remote.name.is_empty() {
-        format!("{}-{}", provider.as_str(), remote.id)
-    } else {
-        remote.name.clone()
-    };
-    let base: String = base.chars().take(90).collect::<String>().trim().to_owned();
-    if !taken.contains(&base) {
-        return base;
-    }
-    let with_id = format!(
-        "{base} ({})",
-        remote.id.chars().take(12).collect::<String>()
-    );
-    if !taken.contains(&with_id) {
-        return with_id;
-    }
-    (2..)
-        .map(|n| format!("{with_id} {n}"))
-        .find(|candidate| !taken.contains(candidate))
-        .unwrap_or(with_id)
-}
-
-/// The changes that bring the ledger in line with `listing`.
-pub fn plan(
-    provider: Provider,
-    listing: &Listing,
-    known: &[Known],
-    unlinked: &Unlinked,
-    taken_names: &HashSet<String>,
-    now: DateTime<Utc>,
-) -> Plan {
-    let mut plan = Plan {
-        warnings: listing.warnings.clone(),
-        ..Plan::default()
-    };
-    let by_id: HashMap<&str, (usize, &RemoteInstance)> = listing
-        .instances
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.id.as_str(), (i, r)))
-        .collect();
-    let mut handled: HashSet<&str> = HashSet::new();
-    let mut taken = taken_names.clone();
-
-    let linked = known.iter().map(|k| (k, true));
-    let newly_linked = unlinked
-        .values()
-        .filter(|k| by_id.contains_key(k.remote_id.as_str()))
-        .map(|k| (k, false));
-    for (k, was_linked) in linked.chain(newly_linked) {
-        let remote = by_id.get(k.remote_id.as_str()).map(|(_, r)| *r);
-        handled.insert(k.remote_id.as_str());
-        let state = remote.map_or(RemoteState::Gone, |r| r.state);
-        let before = plan.changes.len();
-        let mut note = None;
-        if k.ledger_state == Some(InstanceState::Released) && state != RemoteState::Gone {
-            let word = remote.map_or("", |r| r.provider_word.as_str());
-            plan.warnings.push(format!(
-                "{}: the ledger says released, but {} still lists it ({word}) and may bill it",
-                k.name,
-                provider.display()
-            ));
-            note = Some(format!(
-                "released in the ledger, still listed by {}",
-                provider.display()
-            ));
-        }
-        if let Some(kind) = event_for(state, k.ledger_state) {
-            let stamp = match (&kind, remote) {
-                (EventKind::Started, Some(r)) => r.started_at.unwrap_or(now),
-                _ => now,
-            };
-            let at = clamp(stamp, &[Some(k.seen_at), k.last_event_at], now);
-            if !was_linked && k.ledger_state.is_some() {
-                note = Some(format!(
-                    "the ledger said {}, {} said {}",
-                    k.ledger_state.map_or("unknown", InstanceState::as_str),
-                    provider.display(),
-                    remote.map_or("gone", |r| r.provider_word.as_str())
-                ));
-            }
-            plan.changes.push(Change::Event {
-                instance: k.name.clone(),
-                event: LedgerEvent::new(at, kind),
-            });
-        }
-        if let Some(r) = remote {
-            if let Some(rules) = repriced(&k.rules, r) {
-                let after_event = plan.changes[before..].iter().find_map(|c| match c {
-                    Change::Event { event, .. } => Some(event.at),
-                    _ => None,
-                });
-                let at = clamp(now, &[after_event, k.last_event_at], now);
-                plan.changes.push(Change::Event {
-                    instance: k.name.clone(),
-                    event: LedgerEvent::new(at, EventKind::RuleChanged(Box::new(rules))),
-                });
-            }
-            if let Some(endpoint) = &r.ssh {
-                match &k.saved_ssh {
-                    None => plan.changes.push(Change::Endpoint {
-                        instance: k.name.clone(),
-                        endpoint: endpoint.clone(),
-                    }),
-                    Some(saved) if saved == endpoint => {}
-                    Some(saved) if saved.host == endpoint.host => {
-                        plan.changes.push(Change::Endpoint {
-                            instance: k.name.clone(),
-                            endpoint: endpoint.clone(),
-                        });
-                    }
-                    Some(saved) => plan.warnings.push(format!(
-                        "{}: {} now gives {}@{}:{} for SSH; the saved target ({}:{}) was left as it is",
-                        k.name,
-                        provider.display(),
-                        endpoint.user,
-                        endpoint.host,
-                        endpoint.port,
-                        saved.host,
-                        saved.port
-                    )),
-                }
-            }
-        }
-        if plan.changes.len() == before && was_linked {
-            plan.unchanged += 1;
-        }
-        if was_linked || plan.changes.len() > before || remote.is_some() {
-            plan.changes.push(Change::Seen {
-                instance_id: k.instance_id,
-                state,
-                note,
-            });
-        }
-    }
-
-    for (index, remote) in listing.instances.iter().enumerate() {
-        if handled.contains(remote.id.as_str()) || remote.state == RemoteState::Gone {
-            continue;
-        }
-        let Some(price) = remote.price_per_hour else {
-            plan.warnings.push(format!(
-                "{} instance {} ({}) is not recorded yet: {} gives no price for it while it is {}",
-                provider.display(),
-                remote.id,
-                if remote.name.is_empty() {
-                    "no name"
-                } else {
-                    &remote.name
-                },
-                provider.display(),
-                remote.provider_word
-            ));
-            continue;
-        };
-        let name = unique_name(provider, remote, &taken);
-        taken.insert(name.clone());
-        let created_at = remote.created_at.unwrap_or(now).min(now);
-        let mut then = Vec::new();
-        match remote.state {
-            RemoteState::Running => then.push(LedgerEvent::new(
-                clamp(
-                    remote.started_at.unwrap_or(created_at),
-                    &[Some(created_at)],
-                    now,
-                ),
-                EventKind::Started,
-            )),
-            RemoteState::Stopped => {
-                plan.warnings.push(format!(
-                    "{name}: already stopped when first seen; the ledger counts it as billing from its creation until now (check it with reconcile)"
-                ));
-                then.push(LedgerEvent::new(now, EventKind::Stopped));
-            }
-            _ => {}
-        }
-        let new = NewInstance {
-            name: name.clone(),
-            provider: provider.preset().as_str().to_owned(),
-            region: remote.region.clone(),
-            gpu_model: remote
-                .gpu_model
-                .clone()
-                .unwrap_or_else(|| "unknown GPU".to_owned()),
-            currency: provider.currency().to_owned(),
-            notes: Some(format!(
-                "Imported from {} (instance {})",
-                provider.display(),
-                remote.id
-            )),
-            planned_hours: None,
-            budget: None,
-            rules: import_rules(provider, remote, price),
-        };
-        plan.changes.push(Change::Import {
-            remote: index,
-            name,
-            new: Box::new(new),
-            created_at,
-            then,
-        });
-    }
-    plan
-}
+pub use super::plan::{
+    far_apart, per_gpu_price, plan, unique_name, Change, Context, Group, Held, HeldPrice, Known,
+    LinkFacts, Looks, Plan, Unlinked,
+};
 
 /// Read what the ledger knows of one linked or id-carrying instance. `None` (with a warning)
 /// when its ledger cannot be read: one broken instance never stops the sync of the others.
@@ -396,6 +94,20 @@ async fn known_of(
                 user: t.user,
             })
     };
+    let held = link.and_then(|l| {
+        Some(Held {
+            price_per_hour: l.held_price_per_hour.as_deref()?.parse().ok()?,
+            gpu_count: u32::try_from(l.held_gpu_count?).ok()?,
+            currency: l.held_currency.clone()?,
+            since: l.held_since?,
+        })
+    });
+    let provider_price = link.and_then(|l| {
+        Some((
+            l.provider_price_per_hour.as_deref()?.parse().ok()?,
+            l.provider_currency.clone()?,
+        ))
+    });
     Some(Known {
         instance_id,
         name: name.to_owned(),
@@ -414,7 +126,11 @@ async fn known_of(
         ledger_state: detail.summary.state,
         last_event_at: detail.events.last().map(|e| e.at),
         rules: detail.rules,
+        currency: detail.summary.currency.code().to_owned(),
         saved_ssh,
+        missing_since: link.and_then(|l| l.missing_since),
+        held,
+        provider_price,
     })
 }
 
@@ -424,8 +140,8 @@ pub fn backoff_after(failures: i64) -> chrono::Duration {
     chrono::Duration::minutes(minutes.min(60))
 }
 
-/// Sync one account. A failure is remembered on the account (its words and a back-off) and
-/// nothing else is written.
+/// Sync one account. A failure to read the provider at all is remembered on the account (its
+/// words, without the key, and a back-off) and nothing else is written.
 pub async fn sync_account(
     store: &Store,
     account: &AccountRef,
@@ -446,7 +162,8 @@ pub async fn sync_account(
         Err(err) => {
             let mut tx = store.write().await?;
             let next = now + backoff_after(row.failures);
-            repo::mark_failed(&mut tx, row.id, &err.to_string(), next).await?;
+            let words = crate::redact::redact_secrets(&err.to_string(), None);
+            repo::mark_failed(&mut tx, row.id, &words, next).await?;
             tx.commit().await.map_err(crate::store::StoreError::from)?;
             Err(err)
         }
@@ -518,22 +235,82 @@ async fn sync_row(
 
     let api = client::api(provider, endpoints, key.clone(), backoff)?;
     let listing = client::list(&api, now, &seen).await?;
+    let looks = direct_looks(&api, &listing, &known, now).await;
     let spend = if provider == Provider::Autodl {
         Some(super::autodl::balance(&api).await?)
     } else {
         None
     };
 
-    let mut plan = plan(provider, &listing, &known, &unlinked, &instance_names, now);
+    let mut plan = plan(
+        &listing,
+        &Context {
+            provider,
+            known: &known,
+            unlinked: &unlinked,
+            taken_names: &instance_names,
+            looks: &looks,
+            account_added_at: row.added_at,
+            now,
+        },
+    );
     warnings.append(&mut plan.warnings);
-    let report = write(store, account, row.id, &listing, &plan, spend, now).await?;
-    remember_passwords(&listing);
+    let written = write(store, account, row.id, &listing, &plan, spend, now).await?;
+    warnings.extend(written.warnings);
+    warnings.extend(remember_passwords(&written.passwords));
+    let warnings = warnings
+        .into_iter()
+        .map(|w| crate::redact::redact_secrets(&w, Some(key.expose())))
+        .collect();
     Ok(AccountSyncReport {
-        warnings,
+        provider: account.provider,
+        label: account.label.clone(),
+        imported: written.imported,
+        events: written.events,
         unchanged: plan.unchanged,
-        requests: listing.requests,
-        ..report
+        warnings,
+        requests: listing.requests + u32::try_from(looks.len()).unwrap_or(u32::MAX),
+        held: plan.held,
     })
+}
+
+/// A direct look at each linked instance the listing left out (not the released ones, not
+/// those it listed but could not read). A failed look is its own instance's warning.
+async fn direct_looks(
+    api: &super::http::Api,
+    listing: &Listing,
+    known: &[Known],
+    now: DateTime<Utc>,
+) -> Looks {
+    let listed: HashSet<&str> = listing
+        .instances
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(listing.skipped.iter().map(String::as_str))
+        .collect();
+    let mut looks = Looks::new();
+    for k in known {
+        if listed.contains(k.remote_id.as_str())
+            || k.link_state == Some(RemoteState::Gone)
+            || k.ledger_state == Some(crate::billing::InstanceState::Released)
+        {
+            continue;
+        }
+        let answer = client::look(api, &k.remote_id, now)
+            .await
+            .map_err(|err| err.to_string());
+        looks.insert(k.remote_id.clone(), answer);
+    }
+    looks
+}
+
+/// What the write did: the groups that went in, and the warnings of those that did not.
+struct Written {
+    imported: Vec<String>,
+    events: Vec<SyncEvent>,
+    warnings: Vec<String>,
+    /// AutoDL root passwords of endpoints that were saved, to keep in the keychain.
+    passwords: Vec<(String, SshEndpoint, Secret)>,
 }
 
 async fn write(
@@ -544,81 +321,46 @@ async fn write(
     plan: &Plan,
     spend: Option<Decimal>,
     now: DateTime<Utc>,
-) -> Result<AccountSyncReport, AccountError> {
+) -> Result<Written, AccountError> {
     let mut tx = store.write().await?;
-    let mut imported = Vec::new();
-    let mut events = Vec::new();
-    for change in &plan.changes {
-        match change {
-            Change::Import {
-                remote,
-                name,
-                new,
-                created_at,
-                then,
-            } => {
-                let remote = &listing.instances[*remote];
-                ledger::add_instance_in(&mut tx, new, *created_at).await?;
-                for event in then {
-                    ledger::append_in(&mut tx, name, event.clone()).await?;
-                }
-                let Some(instance_id) = crate::store::ledger::find_instance(&mut tx, name)
-                    .await?
-                    .map(|row| row.id)
-                else {
-                    continue;
-                };
-                repo::insert_link(
-                    &mut tx,
-                    &NewLink {
-                        instance_id,
-                        account_id,
-                        remote_id: &remote.id,
-                        remote_state: remote.state.as_str(),
-                        seen_at: now,
-                        imported: true,
-                        note: None,
-                    },
-                )
-                .await?;
-                crate::store::provider_ids::upsert(&mut tx, instance_id, &remote.id, now).await?;
-                if let Some(endpoint) = &remote.ssh {
-                    save_endpoint(&mut tx, name, endpoint, remote.password.is_some(), now).await?;
-                }
-                imported.push(name.clone());
+    let mut written = Written {
+        imported: Vec::new(),
+        events: Vec::new(),
+        warnings: Vec::new(),
+        passwords: Vec::new(),
+    };
+    for group in &plan.groups {
+        // Each instance under its own savepoint: a change the ledger refuses (a price it
+        // cannot bill, an event after a release) skips that instance, never the sync.
+        let mut savepoint = tx.begin().await.map_err(crate::store::StoreError::from)?;
+        let mut done = Written {
+            imported: Vec::new(),
+            events: Vec::new(),
+            warnings: Vec::new(),
+            passwords: Vec::new(),
+        };
+        match write_group(&mut savepoint, account_id, listing, group, now, &mut done).await {
+            Ok(()) => {
+                savepoint
+                    .commit()
+                    .await
+                    .map_err(crate::store::StoreError::from)?;
+                written.imported.append(&mut done.imported);
+                written.events.append(&mut done.events);
+                written.passwords.append(&mut done.passwords);
             }
-            Change::Event { instance, event } => {
-                ledger::append_in(&mut tx, instance, event.clone()).await?;
-                events.push(SyncEvent {
-                    instance: instance.clone(),
-                    kind: event.kind.name().to_owned(),
-                    at: event.at,
-                });
-            }
-            Change::Endpoint { instance, endpoint } => {
-                let password = listing
-                    .instances
-                    .iter()
-                    .any(|r| r.ssh.as_ref() == Some(endpoint) && r.password.is_some());
-                save_endpoint(&mut tx, instance, endpoint, password, now).await?;
-            }
-            Change::Seen {
-                instance_id,
-                state,
-                note,
-            } => {
-                // Instances linked just now get their link in `link_unlinked`.
-                if repo::link_of_instance(&mut tx, *instance_id)
-                    .await?
-                    .is_some()
-                {
-                    repo::update_seen(&mut tx, *instance_id, state.as_str(), now, note.as_deref())
-                        .await?;
-                }
+            Err(err) => {
+                savepoint
+                    .rollback()
+                    .await
+                    .map_err(crate::store::StoreError::from)?;
+                written.warnings.push(format!(
+                    "{}: skipped, its changes could not be recorded ({err})",
+                    group.instance
+                ));
             }
         }
     }
-    link_unlinked(&mut tx, account_id, listing, plan, now).await?;
     if let Some(total) = spend {
         repo::insert_spend(
             &mut tx,
@@ -631,62 +373,136 @@ async fn write(
     }
     repo::mark_synced(&mut tx, account_id, now).await?;
     tx.commit().await.map_err(crate::store::StoreError::from)?;
-    Ok(AccountSyncReport {
-        provider: account.provider,
-        label: account.label.clone(),
-        imported,
-        events,
-        unchanged: 0,
-        warnings: Vec::new(),
-        requests: 0,
-    })
+    Ok(written)
 }
 
-/// Hand-recorded instances the listing matched by their saved provider id become linked.
-async fn link_unlinked(
+async fn write_group(
     tx: &mut sqlx::SqliteConnection,
     account_id: i64,
     listing: &Listing,
-    plan: &Plan,
+    group: &Group,
     now: DateTime<Utc>,
+    done: &mut Written,
 ) -> Result<(), AccountError> {
-    for change in &plan.changes {
-        let Change::Seen {
-            instance_id,
-            state,
-            note,
-        } = change
-        else {
-            continue;
-        };
-        if repo::link_of_instance(&mut *tx, *instance_id)
-            .await?
-            .is_some()
-        {
-            continue;
+    for change in &group.changes {
+        match change {
+            Change::Import {
+                remote,
+                name,
+                new,
+                created_at,
+                then,
+                import_warning,
+            } => {
+                let remote = &listing.instances[*remote];
+                ledger::add_instance_in(&mut *tx, new, *created_at).await?;
+                for event in then {
+                    ledger::append_in(&mut *tx, name, event.clone()).await?;
+                }
+                let Some(instance_id) = crate::store::ledger::find_instance(&mut *tx, name)
+                    .await?
+                    .map(|row| row.id)
+                else {
+                    continue;
+                };
+                repo::insert_link(
+                    &mut *tx,
+                    &NewLink {
+                        instance_id,
+                        account_id,
+                        remote_id: &remote.id,
+                        remote_state: remote.state.as_str(),
+                        seen_at: now,
+                        imported: true,
+                        note: None,
+                    },
+                )
+                .await?;
+                if let Some(words) = import_warning {
+                    repo::set_import_warning(&mut *tx, instance_id, words).await?;
+                }
+                crate::store::provider_ids::upsert(&mut *tx, instance_id, &remote.id, now).await?;
+                if let Some(endpoint) = &remote.ssh {
+                    save_endpoint(&mut *tx, name, endpoint, remote.password.is_some(), now).await?;
+                    if let Some(password) = &remote.password {
+                        done.passwords
+                            .push((name.clone(), endpoint.clone(), password.clone()));
+                    }
+                }
+                done.imported.push(name.clone());
+            }
+            Change::Event { instance, event } => {
+                ledger::append_in(&mut *tx, instance, event.clone()).await?;
+                done.events.push(SyncEvent {
+                    instance: instance.clone(),
+                    kind: event.kind.name().to_owned(),
+                    at: event.at,
+                });
+            }
+            Change::Endpoint { instance, endpoint } => {
+                let password = listing
+                    .instances
+                    .iter()
+                    .find(|r| r.ssh.as_ref() == Some(endpoint))
+                    .and_then(|r| r.password.clone());
+                save_endpoint(&mut *tx, instance, endpoint, password.is_some(), now).await?;
+                if let Some(password) = password {
+                    done.passwords
+                        .push((instance.clone(), endpoint.clone(), password));
+                }
+            }
+            Change::Seen {
+                instance_id,
+                remote_id,
+                seen_at,
+                state,
+                note,
+                facts,
+            } => {
+                if repo::link_of_instance(&mut *tx, *instance_id)
+                    .await?
+                    .is_none()
+                {
+                    // A hand-recorded instance the listing matched by its saved provider id.
+                    repo::insert_link(
+                        &mut *tx,
+                        &NewLink {
+                            instance_id: *instance_id,
+                            account_id,
+                            remote_id,
+                            remote_state: state.as_str(),
+                            seen_at: *seen_at,
+                            imported: false,
+                            note: note.as_deref(),
+                        },
+                    )
+                    .await?;
+                }
+                repo::update_seen(
+                    &mut *tx,
+                    *instance_id,
+                    state.as_str(),
+                    *seen_at,
+                    note.as_deref(),
+                )
+                .await?;
+                repo::set_link_facts(&mut *tx, *instance_id, &facts_row(facts)).await?;
+            }
         }
-        let Some(remote_id) = crate::store::provider_ids::find(&mut *tx, *instance_id).await?
-        else {
-            continue;
-        };
-        if !listing.instances.iter().any(|r| r.id == remote_id) {
-            continue;
-        }
-        repo::insert_link(
-            &mut *tx,
-            &NewLink {
-                instance_id: *instance_id,
-                account_id,
-                remote_id: &remote_id,
-                remote_state: state.as_str(),
-                seen_at: now,
-                imported: false,
-                note: note.as_deref(),
-            },
-        )
-        .await?;
     }
     Ok(())
+}
+
+fn facts_row(facts: &LinkFacts) -> repo::LinkFacts {
+    repo::LinkFacts {
+        missing_since: facts.missing_since,
+        held_price_per_hour: facts.held.as_ref().map(|h| h.price_per_hour.to_string()),
+        held_gpu_count: facts.held.as_ref().map(|h| i64::from(h.gpu_count)),
+        held_currency: facts.held.as_ref().map(|h| h.currency.clone()),
+        held_since: facts.held.as_ref().map(|h| h.since),
+        provider_price_per_hour: facts.provider_price.as_ref().map(|(p, _)| p.to_string()),
+        provider_currency: facts.provider_price.as_ref().map(|(_, c)| c.clone()),
+    }
 }
 
 async fn save_endpoint(
@@ -725,21 +541,24 @@ async fn save_endpoint(
     Ok(())
 }
 
-/// AutoDL's root passwords go straight to the keychain, after the ledger is written.
-fn remember_passwords(listing: &Listing) {
-    for remote in &listing.instances {
-        let (Some(endpoint), Some(password)) = (&remote.ssh, &remote.password) else {
-            continue;
-        };
+/// AutoDL's root passwords go to the keychain after the ledger is written, and only for the
+/// endpoints that were saved (a refused endpoint's password would land under another host's
+/// name). Returns a warning for each one no keychain could keep.
+fn remember_passwords(passwords: &[(String, SshEndpoint, Secret)]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (instance, endpoint, password) in passwords {
         let Ok(destination) = crate::connect::resolve(&endpoint.command()) else {
             continue;
         };
         if let Err(err) =
             crate::ssh::store_secret(&crate::ssh::password_account(&destination), password)
         {
-            tracing::warn!(%err, "the instance's password could not be kept in the keychain");
+            warnings.push(format!(
+                "{instance}: the root password from the provider was not kept (no keychain: {err}); copy it from the provider's console when you connect"
+            ));
         }
     }
+    warnings
 }
 
 /// Sync every account (or the one named), each on its own: one account's failure is its own

@@ -66,6 +66,7 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
         )
     };
     let label = item.get("label").and_then(Value::as_str).unwrap_or("");
+    let price = remote::price(item.get("dph_total"));
     Ok(RemoteInstance {
         name: remote::clean_text(label, remote::MAX_NAME_CHARS),
         provider_word: remote::clean_text(word, 20),
@@ -79,8 +80,9 @@ pub fn parse_instance(item: &Value, now: DateTime<Utc>) -> Result<RemoteInstance
             .and_then(Value::as_str)
             .map(|r| remote::clean_text(r, 60))
             .filter(|r| !r.is_empty()),
-        price_per_hour: remote::price(item.get("dph_total")).filter(|p| !p.is_zero()),
+        price_per_hour: price.filter(|p| !p.is_zero()),
         stopped_per_hour: None,
+        refused_price: remote::refused_price(item.get("dph_total"), price),
         created_at: remote::time(item.get("start_date"), now),
         started_at: None,
         ssh: direct.or_else(proxy),
@@ -108,7 +110,7 @@ pub async fn check_key(api: &Api) -> Result<(), AccountError> {
 }
 
 pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError> {
-    let mut listing = Listing::default();
+    let mut listing = Listing::new();
     let mut after: Option<String> = None;
     loop {
         let mut query = vec![("limit", PAGE.to_string())];
@@ -134,7 +136,10 @@ pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError
                 }
                 after = Some(token.to_owned());
             }
-            _ => return Ok(listing),
+            _ => {
+                listing.drop_duplicates(NAME);
+                return Ok(listing);
+            }
         }
     }
 }

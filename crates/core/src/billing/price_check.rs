@@ -114,6 +114,19 @@ fn same_gpu(a: &GpuSpec, name: &str) -> bool {
     find_gpu(name).is_some_and(|b| b.id == a.id)
 }
 
+/// Whether `price` is [`FAR_FACTOR`] times `earlier` or more, or that fraction of it or less
+/// (either way). An earlier price of zero or less compares with nothing.
+pub fn far_from(price: Decimal, earlier: Decimal) -> bool {
+    if earlier <= Decimal::ZERO {
+        return false;
+    }
+    // A quotient too large for a decimal is as far as prices get.
+    let Some(times) = price.checked_div(earlier) else {
+        return true;
+    };
+    times >= FAR_FACTOR || times * FAR_FACTOR <= Decimal::ONE
+}
+
 /// Look at `input` against the prices paid before (`earlier`, newest last).
 pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceCheck {
     let currency = input.currency.trim().to_ascii_uppercase();
@@ -145,7 +158,7 @@ pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceChec
             .then(|| price.checked_div(paid.price_per_hour))
             .flatten()
         {
-            if times >= FAR_FACTOR || times * FAR_FACTOR <= Decimal::ONE {
+            if far_from(price, paid.price_per_hour) {
                 warnings.push(PriceWarning::FarFromEarlier {
                     earlier: display_rate(paid.price_per_hour),
                     currency: currency.clone(),

@@ -31,10 +31,12 @@ pub enum ReminderKind {
     /// The ledger says stopped (recorded by hand), but the machine still answered afterwards:
     /// the provider may still be billing.
     StopContradicted,
+    /// Released in the ledger, but the provider still lists it: it may still bill.
+    ReleasedButListed,
 }
 
 impl ReminderKind {
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::GpuIdle,
         Self::OverPlanned,
         Self::Budget50,
@@ -44,6 +46,7 @@ impl ReminderKind {
         Self::WipeDeadline,
         Self::BackupMissing,
         Self::StopContradicted,
+        Self::ReleasedButListed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +60,7 @@ impl ReminderKind {
             Self::WipeDeadline => "wipe_deadline",
             Self::BackupMissing => "backup_missing",
             Self::StopContradicted => "stop_contradicted",
+            Self::ReleasedButListed => "released_but_listed",
         }
     }
 

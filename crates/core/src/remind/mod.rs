@@ -30,7 +30,7 @@ pub use rules::{QuietHours, ReminderRules};
 pub use samples::GpuSample;
 pub use schedule::{Snooze, Tick};
 pub use stakes::{SnoozeCost, Stakes, Urgency};
-pub use triggers::{due_for, due_now, InstanceInputs, Observations, StopCheck};
+pub use triggers::{due_for, due_now, InstanceInputs, ListedAfterRelease, Observations, StopCheck};
 
 use chrono::{DateTime, Utc};
 

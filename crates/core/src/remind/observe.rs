@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{GpuSample, Observations, RemindError, ReminderRules, StopCheck};
+use super::{GpuSample, ListedAfterRelease, Observations, RemindError, ReminderRules, StopCheck};
 use crate::billing::ledger::InstanceHistory;
-use crate::store::{backups, gpu_minutes, stop_checks, Store};
+use crate::store::{accounts, backups, gpu_minutes, stop_checks, Store};
 
 /// How far back the samples reach.
 const IDLE_LOOKBACK_HOURS: i64 = 24;
@@ -36,6 +36,30 @@ pub async fn gather(
             StopCheck {
                 checked_at: check.checked_at,
                 answered: check.answered,
+            },
+        );
+    }
+    // What the last sync saw of each linked instance: the trigger asks whether the ledger
+    // released one the provider still lists.
+    let providers: std::collections::HashMap<i64, String> = accounts::list_accounts(&mut conn)
+        .await?
+        .into_iter()
+        .map(|a| {
+            let name = crate::account::Provider::parse(&a.provider)
+                .map_or_else(|_| a.provider.clone(), |p| p.display().to_owned());
+            (a.id, name)
+        })
+        .collect();
+    for link in accounts::all_links(&mut conn).await? {
+        if matches!(link.remote_state.as_str(), "gone" | "missing") {
+            continue;
+        }
+        observations.listed_after_release.insert(
+            link.instance_id,
+            ListedAfterRelease {
+                provider: providers.get(&link.account_id).cloned().unwrap_or_default(),
+                state: link.remote_state,
+                seen_at: link.seen_at,
             },
         );
     }

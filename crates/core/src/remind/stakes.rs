@@ -107,7 +107,13 @@ pub fn urgency(
 ) -> Urgency {
     let spent = budget_percent.is_some_and(|p| p >= 100);
     let running_out = minutes_to_empty.is_some_and(|m| m < CRITICAL_MINUTES_LEFT);
-    if spent || running_out || kind == ReminderKind::StopContradicted {
+    if spent
+        || running_out
+        || matches!(
+            kind,
+            ReminderKind::StopContradicted | ReminderKind::ReleasedButListed
+        )
+    {
         return Urgency::Critical;
     }
     match kind {
@@ -142,11 +148,13 @@ pub fn stakes(
     }
 }
 
-/// Whether a reminder is sent even inside the quiet hours: a spent budget or a contradicted
-/// stop costs more by morning than a notification at night.
+/// Whether a reminder is sent even inside the quiet hours: a spent budget, a contradicted stop
+/// or a released instance the provider still lists costs more by morning than a notification
+/// at night.
 pub fn breaks_quiet_hours(reminder: &Reminder) -> bool {
     reminder.kind == ReminderKind::Budget100
         || reminder.kind == ReminderKind::StopContradicted
+        || reminder.kind == ReminderKind::ReleasedButListed
         || reminder.stakes.urgency == Urgency::Critical
 }
 

@@ -650,3 +650,41 @@ async fn a_hand_recorded_stop_that_still_answers_raises_stop_contradicted() {
         "an answer from before the stop says nothing about it"
     );
 }
+
+#[tokio::test]
+async fn a_released_instance_the_provider_still_lists_breaks_through_quiet_hours() {
+    let store = Store::open_in_memory().await.expect("store");
+    let id = rental(&store, "lora-4090", None, None).await;
+    ledger::record(&store, "lora-4090", PowerAction::Release, at(60))
+        .await
+        .expect("released");
+    let listed = |minutes| Observations {
+        listed_after_release: [(
+            id,
+            super::ListedAfterRelease {
+                provider: "RunPod".into(),
+                state: "running".into(),
+                seen_at: at(minutes),
+            },
+        )]
+        .into(),
+        ..Observations::default()
+    };
+    let found = due(&store, &listed(61), at(62)).await;
+    assert_eq!(kinds(&found), [ReminderKind::ReleasedButListed]);
+    assert_eq!(found[0].stakes.urgency, super::Urgency::Critical);
+    assert!(super::stakes::breaks_quiet_hours(&found[0]));
+    assert_eq!(found[0].params["provider"], "RunPod");
+    assert_eq!(
+        found[0].burn_rate_per_hour,
+        d("10.00"),
+        "what the provider may still bill, not the ledger's 0 after release"
+    );
+    assert!(
+        due(&store, &listed(59), at(62)).await.is_empty(),
+        "a listing from before the release says nothing about it"
+    );
+    assert!(due(&store, &Observations::default(), at(62))
+        .await
+        .is_empty());
+}

@@ -29,6 +29,18 @@ pub struct InstanceInputs<'a> {
     pub last_backup: Option<DateTime<Utc>>,
     /// The newest look, after a stop recorded by hand, at whether the machine still answers.
     pub stop_check: Option<StopCheck>,
+    /// The provider still listed it at the last sync although the ledger says released.
+    pub listed_after_release: Option<&'a ListedAfterRelease>,
+}
+
+/// A sync found the provider still listing an instance the ledger released.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedAfterRelease {
+    /// The provider's display name ("RunPod").
+    pub provider: String,
+    /// What it said of the instance (`running`, `stopped` …).
+    pub state: String,
+    pub seen_at: DateTime<Utc>,
 }
 
 /// A look at a stopped instance: did it still answer at `checked_at`?
@@ -44,6 +56,7 @@ pub struct Observations {
     pub samples: HashMap<i64, Vec<GpuSample>>,
     pub last_backup: HashMap<i64, DateTime<Utc>>,
     pub stop_checks: HashMap<i64, StopCheck>,
+    pub listed_after_release: HashMap<i64, ListedAfterRelease>,
 }
 
 /// Every reminder that holds at `now` for each instance, oldest due first.
@@ -63,6 +76,7 @@ pub fn due_now(
                 .map_or(&[][..], Vec::as_slice),
             last_backup: observations.last_backup.get(&history.id).copied(),
             stop_check: observations.stop_checks.get(&history.id).copied(),
+            listed_after_release: observations.listed_after_release.get(&history.id),
         };
         all.extend(due_for(&inputs, rules, now)?);
     }
@@ -82,7 +96,14 @@ pub fn due_for(
         return Ok(Vec::new());
     };
     if state == InstanceState::Released {
-        return Ok(Vec::new());
+        let mut found = Found {
+            history,
+            costing: &costing,
+            now,
+            list: Vec::new(),
+        };
+        found.released_but_listed(inputs.listed_after_release);
+        return Ok(found.list);
     }
     let found = Found {
         history,
@@ -174,6 +195,46 @@ impl Found<'_> {
                 self.costing.burn_rate_per_hour,
             ),
         });
+    }
+
+    /// `released_but_listed`: released in the ledger, but the provider still listed it at a sync
+    /// after the release. One occurrence per release; a sync that no longer sees it ends it.
+    fn released_but_listed(&mut self, listed: Option<&ListedAfterRelease>) {
+        let (Some(listed), Some(since)) = (listed, self.costing.state_since) else {
+            return;
+        };
+        if listed.seen_at < since {
+            return;
+        }
+        let seen = listed.seen_at.to_rfc3339();
+        self.push(
+            ReminderKind::ReleasedButListed,
+            listed.seen_at,
+            since.to_rfc3339(),
+            format!(
+                "released, but {} still listed it ({}) at {seen}: it may still bill",
+                listed.provider, listed.state
+            ),
+            &[
+                ("provider", listed.provider.clone()),
+                ("state", listed.state.clone()),
+                ("seen_at", seen),
+            ],
+        );
+        self.may_still_bill();
+    }
+
+    /// The last reminder's burn rate as the rules bill a running instance: what the provider may
+    /// really be charging while the ledger counts nothing.
+    fn may_still_bill(&mut self) {
+        if let (Some(reminder), Some(rules)) = (self.list.last_mut(), &self.costing.rules) {
+            let running = rules
+                .compute_rate()
+                .and_then(|gpus| engine::add("hourly rate", gpus, rules.fixed_fees_per_hour()?));
+            if let Ok(rate) = running {
+                reminder.burn_rate_per_hour = display_rate(rate);
+            }
+        }
     }
 
     /// `stop_contradicted`: the stop was recorded by hand, and a look since found the machine

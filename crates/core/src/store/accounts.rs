@@ -236,6 +236,69 @@ pub async fn update_seen(
     Ok(())
 }
 
+/// What a sync keeps on a link beside the state (migration 0310); every column written, `None`
+/// clearing it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkFacts {
+    pub missing_since: Option<DateTime<Utc>>,
+    pub held_price_per_hour: Option<String>,
+    pub held_gpu_count: Option<i64>,
+    pub held_currency: Option<String>,
+    pub held_since: Option<DateTime<Utc>>,
+    pub provider_price_per_hour: Option<String>,
+    pub provider_currency: Option<String>,
+}
+
+pub async fn set_link_facts(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+    facts: &LinkFacts,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE account_instances SET missing_since = ?, held_price_per_hour = ?,
+             held_gpu_count = ?, held_currency = ?, held_since = ?, provider_price_per_hour = ?,
+             provider_currency = ?
+         WHERE instance_id = ?",
+    )
+    .bind(facts.missing_since)
+    .bind(&facts.held_price_per_hour)
+    .bind(facts.held_gpu_count)
+    .bind(&facts.held_currency)
+    .bind(facts.held_since)
+    .bind(&facts.provider_price_per_hour)
+    .bind(&facts.provider_currency)
+    .bind(instance_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The held price change was accepted (or is no longer held).
+pub async fn clear_held(conn: &mut SqliteConnection, instance_id: i64) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE account_instances SET held_price_per_hour = NULL, held_gpu_count = NULL,
+             held_currency = NULL, held_since = NULL
+         WHERE instance_id = ?",
+    )
+    .bind(instance_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn set_import_warning(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+    words: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE account_instances SET import_warning = ? WHERE instance_id = ?")
+        .bind(words)
+        .bind(instance_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub async fn acknowledge(
     conn: &mut SqliteConnection,
     instance_id: i64,

@@ -1,6 +1,8 @@
 // Provider accounts (src-tauri/src/commands/account.rs): the provider's own view of every
 // instance it bills, power through its API, and its charges beside the ledger.
+import type { AcceptReport } from '../bindings/AcceptReport'
 import type { AccountRef } from '../bindings/AccountRef'
+import type { AccountRemoved } from '../bindings/AccountRemoved'
 import type { AccountSummary } from '../bindings/AccountSummary'
 import type { AddReport } from '../bindings/AddReport'
 import type { BillingRules } from '../bindings/BillingRules'
@@ -20,8 +22,14 @@ export function accountAdd(account: AccountRef, apiKey: string): Promise<AddRepo
   return call<AddReport>('account_add', { account, apiKey })
 }
 
-export function accountRemove(account: AccountRef): Promise<void> {
-  return call<void>('account_remove', { account })
+/** Resolves once the account is removed; says separately what the keychain did with its key. */
+export function accountRemove(account: AccountRef): Promise<AccountRemoved> {
+  return call<AccountRemoved>('account_remove', { account })
+}
+
+/** Apply the provider price change a sync held back, from when it was first seen. */
+export function accountAccept(instance: string): Promise<AcceptReport> {
+  return call<AcceptReport>('account_accept', { instance })
 }
 
 /** Sync one account now, or every account when none is given. */

@@ -3,4 +3,4 @@
 /**
  * An instance's power as the provider reports it.
  */
-export type RemoteState = "starting" | "running" | "stopped" | "error" | "gone";
+export type RemoteState = "starting" | "running" | "stopped" | "error" | "gone" | "missing";

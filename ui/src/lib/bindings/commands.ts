@@ -87,6 +87,7 @@ export const COMMANDS = [
   'account_link',
   'account_power',
   'account_acknowledge',
+  'account_accept',
   'account_reconcile',
   'account_apply_rule',
   'stop_record_by_hand',
