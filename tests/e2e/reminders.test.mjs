@@ -81,6 +81,10 @@ describe('the reminder popup', () => {
     const shown = Date.now()
     assert.equal(await card.attribute('data-kind'), 'budget_50')
     assert.equal((await s.findAll(popupFor(OVER))).length, 0, 'the snoozed reminder stayed hidden across the restart')
+    // The rental card says it too while minutes are left: time first, in red, not a grey date.
+    const runsOut = `[data-testid="rental-card"][data-name="${LIVE}"] [data-testid="budget-runs-out"]`
+    assert.match((await s.text(runsOut)).trim(), /^(\d+ 分钟后用完|一分钟内用完) · \d\d:\d\d$/)
+    assert.equal(await (await s.find(runsOut)).attribute('data-urgency'), 'critical')
     const latency = (shown - crossing) / 1000
     // A measure, not a pass mark: printed for the issue's note.
     console.log(`reminders: budget crossed → popup shown in ${latency.toFixed(1)} s (scheduler tick 30 s)`)
@@ -97,12 +101,6 @@ describe('the reminder popup', () => {
       what: 'the time left in the budget',
     })
     assert.equal(await (await s.find(popupFor(LIVE))).attribute('data-urgency'), 'critical', 'minutes left is the loudest colour')
-    // The rental card says it too, time left first and in red, not a grey date.
-    const runsOut = `[data-testid="rental-card"][data-name="${LIVE}"] [data-testid="budget-runs-out"]`
-    await waitFor(async () => /^Runs out in \d+ min · \d\d:\d\d$/.test((await s.text(runsOut).catch(() => '')).trim()), {
-      what: 'the rental card saying when the budget runs out',
-    })
-    assert.equal(await (await s.find(runsOut)).attribute('data-urgency'), 'critical')
     assert.match(await s.text(`${popupFor(LIVE)} [data-testid="reminder-snooze-hour"]`), /Snooze 1 h ≈ .*3,600/)
     await screenshot(s, 'en/reminders-popup')
     await s.click(`${popupFor(LIVE)} [data-testid="reminder-snooze-hour"]`)
