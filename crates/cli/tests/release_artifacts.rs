@@ -16,7 +16,11 @@ fn repo() -> PathBuf {
 
 fn tauri() -> PathBuf {
     let tauri = repo().join("ui/node_modules/.bin/tauri");
-    assert!(tauri.exists(), "{} is missing: run make ui-deps", tauri.display());
+    assert!(
+        tauri.exists(),
+        "{} is missing: run make ui-deps",
+        tauri.display()
+    );
     tauri
 }
 
@@ -29,7 +33,10 @@ fn without_a_signing_key_it_says_so_and_builds_nothing() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("TAURI_SIGNING_PRIVATE_KEY is not set"), "{stderr}");
+    assert!(
+        stderr.contains("TAURI_SIGNING_PRIVATE_KEY is not set"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty(), "nothing was built");
 }
 
@@ -66,13 +73,23 @@ fn the_signed_installers_and_latest_json_pass_the_apps_own_checks() {
         .env("SOURCE_DATE_EPOCH", "1764576000")
         .output()
         .expect("runs");
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
 
     let json = std::fs::read(out_dir.join("latest.json")).unwrap();
     let release = parse_manifest(&json).expect("core reads the latest.json it wrote");
     assert_eq!(release.version.to_string(), "99.0.0");
-    assert_eq!(release.notes_in("zh-CN"), Some("“立即关机”改用 RunPod REST v2。"));
-    assert_eq!(release.notes_in("en"), Some("Stop now uses RunPod REST v2."));
+    assert_eq!(
+        release.notes_in("zh-CN"),
+        Some("“立即关机”改用 RunPod REST v2。")
+    );
+    assert_eq!(
+        release.notes_in("en"),
+        Some("Stop now uses RunPod REST v2.")
+    );
     assert_eq!(
         release.pub_date.map(|date| date.to_rfc3339()).as_deref(),
         Some("2025-12-01T08:00:00+00:00")
@@ -89,8 +106,13 @@ fn the_signed_installers_and_latest_json_pass_the_apps_own_checks() {
         let bytes = std::fs::read(out_dir.join(name)).unwrap();
         signature::verify(&bytes, &artifact.signature, &public_key, &release.version)
             .unwrap_or_else(|err| panic!("{platform}: {err}"));
-        let err = signature::verify(b"tampered", &artifact.signature, &public_key, &release.version)
-            .expect_err("other bytes");
+        let err = signature::verify(
+            b"tampered",
+            &artifact.signature,
+            &public_key,
+            &release.version,
+        )
+        .expect_err("other bytes");
         assert_eq!(err.code(), "update.bad_signature");
     }
 

@@ -14,7 +14,14 @@ fn leasehold(home: &Path, urls: &str) -> Command {
         .env("HOME", home)
         .env("XDG_DATA_HOME", home)
         .env("LEASEHOLD_UPDATE_URLS", urls);
-    for proxy in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"] {
+    for proxy in [
+        "http_proxy",
+        "https_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
         command.env_remove(proxy);
     }
     command
@@ -22,7 +29,10 @@ fn leasehold(home: &Path, urls: &str) -> Command {
 
 fn run(urls: &str, args: &[&str]) -> (i32, String, String) {
     let home = tempfile::tempdir().expect("tempdir");
-    let out = leasehold(home.path(), urls).args(args).output().expect("runs");
+    let out = leasehold(home.path(), urls)
+        .args(args)
+        .output()
+        .expect("runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -34,14 +44,20 @@ fn serve(version: &str) -> UpdateServer {
     let server = UpdateServer::start();
     let key = SigningKey::generate();
     let url = server.url("Leasehold.deb");
-    server.put("latest.json", Reply::ok(manifest(version, &url, &key.sign(b"x", version))));
+    server.put(
+        "latest.json",
+        Reply::ok(manifest(version, &url, &key.sign(b"x", version))),
+    );
     server
 }
 
 #[test]
 fn a_newer_version_exits_10_with_exactly_the_documented_keys() {
     let server = serve("99.0.0");
-    let (code, stdout, stderr) = run(&server.url("latest.json"), &["version", "--check", "--json"]);
+    let (code, stdout, stderr) = run(
+        &server.url("latest.json"),
+        &["version", "--check", "--json"],
+    );
     assert_eq!(code, 10, "{stderr}");
     let json: Value = serde_json::from_str(&stdout).expect("JSON");
     let mut keys: Vec<_> = json.as_object().unwrap().keys().cloned().collect();
@@ -58,13 +74,19 @@ fn a_newer_version_exits_10_with_exactly_the_documented_keys() {
         &["version", "--check", "--lang", "zh-CN"],
     );
     assert_eq!(code, 10);
-    assert!(stdout.contains("99.0.0") && stdout.contains("立即关机"), "{stdout}");
+    assert!(
+        stdout.contains("99.0.0") && stdout.contains("立即关机"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn the_same_version_is_up_to_date_and_exits_0() {
     let server = serve(env!("CARGO_PKG_VERSION"));
-    let (code, stdout, stderr) = run(&server.url("latest.json"), &["version", "--check", "--json"]);
+    let (code, stdout, stderr) = run(
+        &server.url("latest.json"),
+        &["version", "--check", "--json"],
+    );
     assert_eq!(code, 0, "{stderr}");
     let json: Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(json["latest"], json["current"]);
@@ -73,7 +95,11 @@ fn the_same_version_is_up_to_date_and_exits_0() {
 #[test]
 fn the_second_endpoint_answers_when_the_first_is_down() {
     let server = serve("99.0.0");
-    let urls = format!("{},{}", refused_url("latest.json"), server.url("latest.json"));
+    let urls = format!(
+        "{},{}",
+        refused_url("latest.json"),
+        server.url("latest.json")
+    );
     let (code, stdout, stderr) = run(&urls, &["version", "--check", "--json"]);
     assert_eq!(code, 10, "{stderr}");
     assert!(stdout.contains("99.0.0"));
@@ -89,7 +115,10 @@ fn no_endpoint_answering_exits_1_naming_each() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.is_empty());
     assert!(stderr.contains("update.unreachable"), "{stderr}");
-    assert!(stderr.contains(&down), "the refused endpoint is named: {stderr}");
+    assert!(
+        stderr.contains(&down),
+        "the refused endpoint is named: {stderr}"
+    );
     assert!(
         stderr.contains(&format!("{}: HTTP 404", server.url("latest.json"))),
         "{stderr}"

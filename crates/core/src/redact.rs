@@ -55,8 +55,10 @@ pub const HOST: &str = "<host>";
 
 /// A private key block, whole.
 static PRIVATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)")
-        .expect("private key pattern")
+    Regex::new(
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
+    )
+    .expect("private key pattern")
 });
 /// `name=value`, `name: value`, `"name": "value"` where the name says it is a secret.
 static NAMED_SECRET: LazyLock<Regex> = LazyLock::new(|| {
@@ -66,8 +68,9 @@ static NAMED_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     .expect("named secret pattern")
 });
 /// `Bearer …` outside a named field.
-static BEARER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}").expect("bearer pattern"));
+static BEARER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}").expect("bearer pattern")
+});
 /// Key formats recognisable on their own: OpenAI/Anthropic `sk-…`, GitHub `ghp_…`, GitLab
 /// `glpat-…`, RunPod `rpa_…`, Hugging Face `hf_…`, AWS `AKIA…`, Slack `xox?-…`, JWTs.
 static KNOWN_KEY: LazyLock<Regex> = LazyLock::new(|| {
@@ -101,11 +104,70 @@ static DOTTED_NAME: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Endings that make a dotted name a file, not a host.
 const FILE_ENDINGS: &[&str] = &[
-    "log", "json", "toml", "yaml", "yml", "rs", "txt", "md", "py", "sh", "ts", "js", "svelte",
-    "db", "sqlite", "wal", "shm", "deb", "rpm", "exe", "dll", "so", "dylib", "msi", "zip", "gz",
-    "tar", "tgz", "xz", "whl", "pt", "pth", "ckpt", "bin", "safetensors", "gguf", "onnx", "csv",
-    "conf", "cfg", "ini", "pub", "sig", "pem", "key", "lock", "html", "css", "png", "jpg", "svg",
-    "ico", "ipynb", "out", "err", "pid", "sock", "service", "nsi", "cu", "cpp", "h", "c", "hpp",
+    "log",
+    "json",
+    "toml",
+    "yaml",
+    "yml",
+    "rs",
+    "txt",
+    "md",
+    "py",
+    "sh",
+    "ts",
+    "js",
+    "svelte",
+    "db",
+    "sqlite",
+    "wal",
+    "shm",
+    "deb",
+    "rpm",
+    "exe",
+    "dll",
+    "so",
+    "dylib",
+    "msi",
+    "zip",
+    "gz",
+    "tar",
+    "tgz",
+    "xz",
+    "whl",
+    "pt",
+    "pth",
+    "ckpt",
+    "bin",
+    "safetensors",
+    "gguf",
+    "onnx",
+    "csv",
+    "conf",
+    "cfg",
+    "ini",
+    "pub",
+    "sig",
+    "pem",
+    "key",
+    "lock",
+    "html",
+    "css",
+    "png",
+    "jpg",
+    "svg",
+    "ico",
+    "ipynb",
+    "out",
+    "err",
+    "pid",
+    "sock",
+    "service",
+    "nsi",
+    "cu",
+    "cpp",
+    "h",
+    "c",
+    "hpp",
 ];
 
 /// First parts that make a two-part dotted name one of Leasehold's error or finding codes
@@ -214,6 +276,10 @@ mod tests {
             assert_eq!(redact_everything(input), expected, "{input}");
         }
         let kept = "2026-12-04T10:00:00.123Z INFO leasehold_core::update::fetch: opened leasehold.2026-12-04.log and settings.json; update.unreachable, stop.could_not_confirm at 12:30:01.5";
-        assert_eq!(redact_everything(kept), kept, "file names, codes and times stay");
+        assert_eq!(
+            redact_everything(kept),
+            kept,
+            "file names, codes and times stay"
+        );
     }
 }

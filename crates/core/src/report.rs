@@ -142,7 +142,12 @@ pub fn compose(version: &str, os: &str, log: &[String], now: DateTime<Utc>) -> P
 
 /// The report for this computer: `log_dir`'s last [`LOG_LINES`] lines.
 pub fn problem_report(log_dir: &Path, version: &str, now: DateTime<Utc>) -> ProblemReport {
-    compose(version, &os_description(), &log_tail(log_dir, LOG_LINES), now)
+    compose(
+        version,
+        &os_description(),
+        &log_tail(log_dir, LOG_LINES),
+        now,
+    )
 }
 
 #[cfg(test)]
@@ -173,11 +178,19 @@ mod tests {
 
         let now = Utc.with_ymd_and_hms(2026, 12, 4, 10, 5, 0).unwrap();
         let report = problem_report(dir.path(), "0.1.0", now);
-        assert_eq!(report.log_lines, LOG_LINES, "the newest 500 lines, across files");
+        assert_eq!(
+            report.log_lines, LOG_LINES,
+            "the newest 500 lines, across files"
+        );
         assert!(report.text.contains("old line 599"));
-        assert!(!report.text.contains("old line 104\n"), "older lines left out");
+        assert!(
+            !report.text.contains("old line 104\n"),
+            "older lines left out"
+        );
         assert_eq!(report.error_code.as_deref(), Some("stop.could_not_confirm"));
-        assert!(report.text.contains("last failed operation: stop.could_not_confirm"));
+        assert!(report
+            .text
+            .contains("last failed operation: stop.could_not_confirm"));
         assert!(report.text.contains("version: 0.1.0"));
         for secret in [
             "SEEDEDKEY",
@@ -192,7 +205,11 @@ mod tests {
             "dingtalk",
             "host.example.org",
         ] {
-            assert!(!report.text.contains(secret), "{secret} leaked:\n{}", report.text);
+            assert!(
+                !report.text.contains(secret),
+                "{secret} leaked:\n{}",
+                report.text
+            );
         }
     }
 }

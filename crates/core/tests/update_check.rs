@@ -11,7 +11,11 @@ fn serve_release(server: &UpdateServer, key: &SigningKey, signed_bytes: &[u8]) {
     let signature = key.sign(signed_bytes, "0.2.0");
     server.put(
         "latest.json",
-        Reply::ok(manifest("0.2.0", &server.url("Leasehold_0.2.0.deb"), &signature)),
+        Reply::ok(manifest(
+            "0.2.0",
+            &server.url("Leasehold_0.2.0.deb"),
+            &signature,
+        )),
     );
     server.put("Leasehold_0.2.0.deb", Reply::ok(INSTALLER));
 }
@@ -22,7 +26,9 @@ async fn an_older_build_sees_the_newer_version_and_its_notes() {
     serve_release(&server, &SigningKey::generate(), INSTALLER);
     let endpoints = Endpoints::parse_list(&server.url("latest.json")).unwrap();
 
-    let checked = update::check(&endpoints, "0.1.0", "zh-CN").await.expect("answers");
+    let checked = update::check(&endpoints, "0.1.0", "zh-CN")
+        .await
+        .expect("answers");
     assert!(checked.newer);
     assert_eq!(checked.check.current, "0.1.0");
     assert_eq!(checked.check.latest, "0.2.0");
@@ -79,7 +85,10 @@ async fn when_no_endpoint_answers_each_failure_is_named() {
     );
     assert_eq!(failures[1].reason, "HTTP 503");
     let message = err.to_string();
-    assert!(message.contains(&refused) && message.contains("gone.json"), "{message}");
+    assert!(
+        message.contains(&refused) && message.contains("gone.json"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -88,7 +97,11 @@ async fn a_download_is_handed_on_only_when_its_signature_holds() {
     let key = SigningKey::generate();
     serve_release(&server, &key, INSTALLER);
     let endpoints = Endpoints::parse_list(&server.url("latest.json")).unwrap();
-    let release = update::check(&endpoints, "0.1.0", "en").await.unwrap().fetched.release;
+    let release = update::check(&endpoints, "0.1.0", "en")
+        .await
+        .unwrap()
+        .fetched
+        .release;
     let artifact = release.platforms["linux-x86_64"].clone();
 
     let mut seen = 0;
@@ -104,10 +117,18 @@ async fn a_download_is_handed_on_only_when_its_signature_holds() {
     assert_eq!(seen, INSTALLER.len() as u64, "progress reached the end");
 
     // The same description, but the file on the server was swapped.
-    server.put("Leasehold_0.2.0.deb", Reply::ok(b"tampered installer".as_slice()));
-    let err = update::download_verified(&artifact, &release.version, Some(&key.public_key_base64()), |_, _| {})
-        .await
-        .expect_err("tampered");
+    server.put(
+        "Leasehold_0.2.0.deb",
+        Reply::ok(b"tampered installer".as_slice()),
+    );
+    let err = update::download_verified(
+        &artifact,
+        &release.version,
+        Some(&key.public_key_base64()),
+        |_, _| {},
+    )
+    .await
+    .expect_err("tampered");
     assert_eq!(err.code(), "update.bad_signature", "{err}");
 
     // A build without a key refuses before downloading anything.

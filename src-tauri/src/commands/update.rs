@@ -1,7 +1,9 @@
 //! Self-update (core `update`): About, the checks, "Skip this version", and the install: core
 //! waits for running work, downloads and checks the signature; the plugin only installs.
 
-use leasehold_core::update::{self, BuildInfo, Endpoints, UpdateError, UpdateOffer, UpdateProgress};
+use leasehold_core::update::{
+    self, BuildInfo, Endpoints, UpdateError, UpdateOffer, UpdateProgress,
+};
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tauri_plugin_updater::UpdaterExt;
@@ -26,7 +28,14 @@ pub async fn update_pending(
         return Ok(None);
     };
     let running = state.running_work.running();
-    Ok(update::offer(&mut *state.conn().await?, &fetched, &language, &running, true).await?)
+    Ok(update::offer(
+        &mut *state.conn().await?,
+        &fetched,
+        &language,
+        &running,
+        true,
+    )
+    .await?)
 }
 
 /// "Check now": asks the servers at once; a skipped version is offered again.
@@ -40,12 +49,22 @@ pub async fn update_check_now(
     let fetched = update::fetch_latest(&Endpoints::from_env()?).await?;
     updates.remember(fetched.clone());
     let running = state.running_work.running();
-    Ok(update::offer(&mut *state.conn().await?, &fetched, &language, &running, false).await?)
+    Ok(update::offer(
+        &mut *state.conn().await?,
+        &fetched,
+        &language,
+        &running,
+        false,
+    )
+    .await?)
 }
 
 #[tauri::command]
 #[tracing::instrument(skip(state), err(Debug))]
-pub async fn update_skip(state: tauri::State<'_, AppState>, version: String) -> Result<(), ApiError> {
+pub async fn update_skip(
+    state: tauri::State<'_, AppState>,
+    version: String,
+) -> Result<(), ApiError> {
     Ok(update::skip_version(&mut *state.conn().await?, &version, state.now()).await?)
 }
 
@@ -84,7 +103,11 @@ pub async fn update_install(
 }
 
 /// Hands the verified bytes to the plugin's installer (which checks the signature once more).
-fn install(app: &tauri::AppHandle, json: &serde_json::Value, bytes: &[u8]) -> Result<(), UpdateError> {
+fn install(
+    app: &tauri::AppHandle,
+    json: &serde_json::Value,
+    bytes: &[u8],
+) -> Result<(), UpdateError> {
     let failed = |detail: String| UpdateError::InstallFailed { detail };
     let key = update::signature::public_key().ok_or(UpdateError::NoPublicKey)?;
     let update = app

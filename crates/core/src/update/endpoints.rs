@@ -101,7 +101,10 @@ mod tests {
         let urls: Vec<_> = list.urls().iter().map(Url::as_str).collect();
         assert_eq!(
             urls,
-            ["http://127.0.0.1:9/a.json", "https://example.org/latest.json"]
+            [
+                "http://127.0.0.1:9/a.json",
+                "https://example.org/latest.json"
+            ]
         );
     }
 

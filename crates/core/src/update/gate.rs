@@ -26,7 +26,9 @@ pub enum Activity {
 pub enum Readiness {
     Ready,
     /// Wait until these end (each named once, in a fixed order).
-    Wait { for_activities: Vec<Activity> },
+    Wait {
+        for_activities: Vec<Activity>,
+    },
 }
 
 /// Ready when nothing a restart would cut is running.

@@ -28,7 +28,10 @@ fn a_release_reads_with_its_notes_per_language_date_and_platforms() {
         "an unknown language falls back to English"
     );
     let linux = release.artifact_for("linux-x86_64", Some("deb")).unwrap();
-    assert_eq!(linux.url.as_str(), "https://example.org/Leasehold_0.2.0.deb");
+    assert_eq!(
+        linux.url.as_str(),
+        "https://example.org/Leasehold_0.2.0.deb"
+    );
 }
 
 #[test]
@@ -36,13 +39,19 @@ fn untrusted_descriptions_are_refused_or_trimmed_field_by_field() {
     let refused = [
         ("[]", "not an object"),
         (r#"{"platforms":{}}"#, "no version"),
-        (r#"{"version":"two","platforms":{}}"#, "a version that is not semver"),
+        (
+            r#"{"version":"two","platforms":{}}"#,
+            "a version that is not semver",
+        ),
         (r#"{"version":"1.0.0"}"#, "no platforms"),
         (
             r#"{"version":"1.0.0","pub_date":"yesterday","platforms":{}}"#,
             "a date that is not RFC 3339",
         ),
-        (r#"{"version":"1.0.0","notes":5,"platforms":{}}"#, "notes that are not text"),
+        (
+            r#"{"version":"1.0.0","notes":5,"platforms":{}}"#,
+            "notes that are not text",
+        ),
     ];
     for (json, why) in refused {
         let err = release(json).expect_err(why);
@@ -91,7 +100,10 @@ fn newer_means_a_higher_semver_and_a_skipped_version_is_not_offered_again() {
     assert!(should_offer(true, "0.10.0", None));
     assert!(!should_offer(true, "0.10.0", Some("0.10.0")));
     assert!(!should_offer(true, "0.10.0", Some("v0.10.0")));
-    assert!(should_offer(true, "0.11.0", Some("0.10.0")), "a later one is offered");
+    assert!(
+        should_offer(true, "0.11.0", Some("0.10.0")),
+        "a later one is offered"
+    );
     assert!(!should_offer(false, "0.10.0", None));
 }
 
@@ -105,10 +117,25 @@ fn a_signature_holds_only_for_the_same_bytes_key_and_version() {
     signature::verify(data, &good, &key.public_key_base64(), &version).expect("holds");
 
     let cases = [
-        (b"the installer, tampered".as_slice(), good.clone(), key.public_key_base64(), "other bytes"),
+        (
+            b"the installer, tampered".as_slice(),
+            good.clone(),
+            key.public_key_base64(),
+            "other bytes",
+        ),
         (data, good.clone(), other.public_key_base64(), "another key"),
-        (data, key.sign(data, "0.1.0"), key.public_key_base64(), "signed for an older version"),
-        (data, "bm90IGEgc2lnbmF0dXJl".to_owned(), key.public_key_base64(), "not a signature"),
+        (
+            data,
+            key.sign(data, "0.1.0"),
+            key.public_key_base64(),
+            "signed for an older version",
+        ),
+        (
+            data,
+            "bm90IGEgc2lnbmF0dXJl".to_owned(),
+            key.public_key_base64(),
+            "not a signature",
+        ),
         (data, String::new(), key.public_key_base64(), "no signature"),
     ];
     for (bytes, signature, public_key, why) in cases {
@@ -124,9 +151,15 @@ async fn skip_this_version_is_kept_in_settings() {
     assert_eq!(skipped_version(&mut conn).await.unwrap(), None);
     let now = Utc.with_ymd_and_hms(2026, 12, 4, 9, 0, 0).unwrap();
     skip_version(&mut conn, "v0.2.0", now).await.unwrap();
-    assert_eq!(skipped_version(&mut conn).await.unwrap().as_deref(), Some("0.2.0"));
     assert_eq!(
-        skip_version(&mut conn, "latest", now).await.unwrap_err().code(),
+        skipped_version(&mut conn).await.unwrap().as_deref(),
+        Some("0.2.0")
+    );
+    assert_eq!(
+        skip_version(&mut conn, "latest", now)
+            .await
+            .unwrap_err()
+            .code(),
         "update.bad_version"
     );
 }
