@@ -33,6 +33,14 @@ function signWithThrowawayKey(dir, file) {
   return { publicKey: readFileSync(`${key}.pub`, 'utf8').trim(), signature: readFileSync(`${file}.sig`, 'utf8').trim() }
 }
 
+/** "Later", and wait until the modal dialog is gone (it would take the next click). */
+async function later(s) {
+  await s.click('[data-testid="update-later"]')
+  await waitFor(async () => !(await s.execute('return document.querySelector(\'[data-testid="update-dialog"]\').open')), {
+    what: 'the update dialog to close',
+  })
+}
+
 describe('self-update and the problem report', () => {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-update-'))
   let server
@@ -101,10 +109,7 @@ describe('self-update and the problem report', () => {
     assert.match(await s.text('[data-testid="update-meta"]'), /You have 0\.\d+\.\d+ · published/)
     assert.equal(await s.text('[data-testid="update-notes"]'), 'Stop now works again with RunPod REST v2.')
     await screenshot(s, 'en/update-01-dialog')
-    await s.click('[data-testid="update-later"]')
-    await waitFor(async () => !(await s.execute('return document.querySelector(\'[data-testid="update-dialog"]\').open')), {
-      what: 'the dialog to close',
-    })
+    await later(s)
   })
 
   it('shows the version, build date and channel in Settings → About, and Check now finds the update', async () => {
@@ -113,7 +118,7 @@ describe('self-update and the problem report', () => {
     assert.match(await s.text('[data-testid="about-version"]'), /^0\.\d+\.\d+$/)
     assert.equal(await s.text('[data-testid="about-build-date"]'), 'Development build')
     assert.equal(await s.text('[data-testid="about-channel"]'), 'Development')
-    await s.execute('document.querySelector(\'[data-testid="about-card"]\').scrollIntoView()')
+    await s.scrollTo('[data-testid="about-card"]')
     await screenshot(s, 'en/update-02-settings-about')
     await s.click('[data-testid="about-check"]')
     await s.waitFor('[data-testid="update-dialog"] [data-testid="update-install"]')
@@ -126,11 +131,11 @@ describe('self-update and the problem report', () => {
     assert.match(await s.text('[data-testid="update-error"]'), /does not match .*Nothing was installed/)
     await screenshot(s, 'en/update-03-refused-signature')
     assert.equal(statSync(BINARY).mtimeMs, binaryBefore, 'the app binary is untouched')
-    await s.click('[data-testid="update-later"]')
+    await later(s)
   })
 
   it('shows a problem report without the seeded secrets before anything is copied', async () => {
-    await s.execute('document.querySelector(\'[data-testid="problem-report-card"]\').scrollIntoView()')
+    await s.scrollTo('[data-testid="problem-report-card"]')
     await s.click('[data-testid="problem-report-open"]')
     const area = await s.waitFor('[data-testid="problem-report-text"]')
     const report = await area.property('value')
@@ -145,7 +150,7 @@ describe('self-update and the problem report', () => {
 
   it('says all of it in Chinese', async () => {
     await switchLanguage(s, 'zh-CN')
-    await s.execute('document.querySelector(\'[data-testid="about-card"]\').scrollIntoView()')
+    await s.scrollTo('[data-testid="about-card"]')
     assert.equal(await s.text('[data-testid="about-channel"]'), '开发版')
     await screenshot(s, 'zh-CN/update-02-settings-about')
     await s.click('[data-testid="about-check"]')
@@ -157,8 +162,8 @@ describe('self-update and the problem report', () => {
     await s.waitFor('[data-testid="update-error"]')
     assert.match(await s.text('[data-testid="update-error"]'), /签名与算力租用管家的更新密钥不符/)
     await screenshot(s, 'zh-CN/update-03-refused-signature')
-    await s.click('[data-testid="update-later"]')
-    await s.execute('document.querySelector(\'[data-testid="problem-report-card"]\').scrollIntoView()')
+    await later(s)
+    await s.scrollTo('[data-testid="problem-report-card"]')
     await s.click('[data-testid="problem-report-open"]')
     await s.waitFor('[data-testid="problem-report-text"]')
     await screenshot(s, 'zh-CN/update-04-problem-report')
