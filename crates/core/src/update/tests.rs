@@ -123,7 +123,7 @@ fn a_signature_holds_only_for_the_same_bytes_key_and_version() {
             key.public_key_base64(),
             "other bytes",
         ),
-        (data, good.clone(), other.public_key_base64(), "another key"),
+        (data, good, other.public_key_base64(), "another key"),
         (
             data,
             key.sign(data, "0.1.0"),
