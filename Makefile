@@ -20,7 +20,7 @@ CLI_BIN := target/debug/leasehold
 
 .PHONY: help check unit-test makefile-check run test deps apt-deps ui-deps tools ui build fmt-check clippy core-is-tauri-free \
 	bindings bindings-check rust-test ui-test e2e e2e-beside-windows bench bundle fuzz clean \
-	windows windows-deps windows-test windows-installer
+	windows windows-deps windows-test windows-installer release-artifacts
 
 ## run: install what is missing, build, open the app
 run: deps build
@@ -185,6 +185,14 @@ windows-test: windows build
 ## windows-installer: the per-user NSIS installer and a portable .zip for Windows
 windows-installer: windows
 	WIN_PROFILE=$(WIN_PROFILE) bash packaging/windows/build.sh
+
+# The self-update installs only what the maintainers' key signed: the key comes from the
+# environment (TAURI_SIGNING_PRIVATE_KEY, LEASEHOLD_UPDATE_PUBKEY), never from the repository.
+## release-artifacts: the signed .deb and Windows installer for the self-update and latest.json, from TAURI_SIGNING_PRIVATE_KEY (refuses without it)
+release-artifacts:
+	@bash packaging/release/artifacts.sh --check
+	@$(MAKE) --no-print-directory deps ui windows-deps
+	bash packaging/release/artifacts.sh
 
 ## clean: remove cargo build output and ui/dist
 clean:

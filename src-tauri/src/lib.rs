@@ -7,6 +7,7 @@ mod logging;
 mod reminders;
 mod state;
 mod tray;
+mod updates;
 
 use leasehold_core::store;
 use state::{AppState, Startup};
@@ -33,6 +34,7 @@ app_commands![
     store::store_start_fresh,
     store::app_quit,
     app::app_info,
+    app::problem_report,
     settings::load_preferences,
     settings::save_preferences,
     settings::load_draft,
@@ -145,6 +147,11 @@ app_commands![
     team::team_dismiss_reminder,
     team::team_snooze_reminder,
     team::team_share_verify,
+    update::update_about,
+    update::update_pending,
+    update::update_check_now,
+    update::update_skip,
+    update::update_install,
 ];
 
 pub fn run() {
@@ -175,6 +182,8 @@ pub fn run() {
     builder
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
+        // Installs an update core has downloaded and verified (`commands::update`).
+        .plugin(tauri_plugin_updater::Builder::new().build())
         .plugin(tauri_plugin_autostart::init(
             tauri_plugin_autostart::MacosLauncher::LaunchAgent,
             None,
@@ -202,6 +211,7 @@ pub fn run() {
             }
             app.manage(startup);
             reminders::start(app.handle());
+            updates::start(app.handle());
             tray::build(app.handle());
             Ok(())
         })

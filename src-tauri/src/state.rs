@@ -8,6 +8,7 @@ use leasehold_core::connect::LiveTargets;
 use leasehold_core::monitor::live::StreamLanguages;
 use leasehold_core::ssh::{ConnectOptions, SshTarget};
 use leasehold_core::store::{OpenFailure, Store, StoreError};
+use leasehold_core::update::RunningWork;
 use leasehold_core::verify::RunningChecks;
 use leasehold_core::{ApiError, Clock, SystemClock};
 
@@ -26,6 +27,8 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     /// The language each open GPU dashboard's findings are worded in.
     pub monitor_languages: StreamLanguages,
+    /// Backups, followed installs, stops and releases running now: an update waits for them.
+    pub running_work: Arc<RunningWork>,
 }
 
 impl AppState {
@@ -47,6 +50,7 @@ impl AppState {
             checks: RunningChecks::default(),
             clock: Arc::new(SystemClock),
             monitor_languages: StreamLanguages::default(),
+            running_work: Arc::default(),
         }
     }
 

@@ -40,6 +40,7 @@ mod ssh;
 mod stop;
 mod team;
 mod verify;
+mod version;
 mod watchdog;
 
 use std::path::PathBuf;
@@ -181,6 +182,9 @@ enum Command {
     /// Record the release (after releasing in the provider's console) once nothing blocks it;
     /// prints the final bill.
     Release(Box<release::ReleaseArgs>),
+    /// This build's version, date and channel; `--check` asks whether a newer one exists
+    /// (exit 10 when it does).
+    Version(version::VersionArgs),
 }
 
 fn main() -> ExitCode {
@@ -238,5 +242,6 @@ fn main() -> ExitCode {
         Command::Backup(command) => backup::run(&cli.db_path(), command),
         Command::ReleaseCheck(args) => release::check(&cli.db_path(), args),
         Command::Release(args) => release::release(&cli.db_path(), args),
+        Command::Version(args) => version::run(args),
     }
 }

@@ -16,6 +16,7 @@ mod process;
 pub mod provider_standin;
 pub mod secret_service;
 pub mod tcp_proxy;
+pub mod update_server;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};

@@ -23,3 +23,14 @@ pub fn app_info(state: tauri::State<'_, AppState>) -> AppInfo {
         log_dir: state.log_dir.display().to_string(),
     }
 }
+
+/// Settings → "Copy a problem report": redacted by core, shown to the user, copied only by them.
+#[tauri::command]
+#[tracing::instrument(skip_all)]
+pub fn problem_report(state: tauri::State<'_, AppState>) -> leasehold_core::report::ProblemReport {
+    leasehold_core::report::problem_report(
+        &state.log_dir,
+        leasehold_core::update::CURRENT_VERSION,
+        state.now(),
+    )
+}

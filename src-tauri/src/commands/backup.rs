@@ -8,6 +8,7 @@ use leasehold_core::backup::{
     self, AtRiskReport, BackupProgress, BackupRecord, RunRequest, ScanOptions,
 };
 use leasehold_core::release::{self, BackupStatus, CheckOutcome, FinalBill, ReleaseRequest};
+use leasehold_core::update::Activity;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tracing::instrument;
@@ -58,6 +59,8 @@ pub async fn backup_run(
     on_progress: Channel<BackupProgress>,
 ) -> Result<Vec<BackupRecord>, ApiError> {
     let target = state.live_target(&instance).await?;
+    // An update waits until the backup ends (`update::gate`).
+    let _running = state.running_work.begin(Activity::Backup);
     let local_dir = PathBuf::from(local_dir);
     let send = move |progress: &BackupProgress| {
         let _ = on_progress.send(progress.clone());
@@ -201,6 +204,7 @@ pub async fn release_instance(
     overrides: Vec<(String, String)>,
     no_check: Option<String>,
 ) -> Result<FinalBill, ApiError> {
+    let _running = state.running_work.begin(Activity::Release);
     let request = ReleaseRequest {
         name: instance,
         confirm,

@@ -11,6 +11,7 @@ use leasehold_core::install::status::RecipeStatuses;
 use leasehold_core::install::{self, JobLog, RecipeInfo};
 use leasehold_core::job::record::{self, JobRecord};
 use leasehold_core::job::{CancelReport, JobStatus};
+use leasehold_core::update::Activity;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tracing::instrument;
@@ -64,6 +65,8 @@ pub async fn job_attach(
     on_log: Channel<JobLog>,
 ) -> Result<JobStatus, ApiError> {
     let target = state.live_target(&instance).await?;
+    // An update waits while a recipe is followed (`update::gate`).
+    let _running = state.running_work.begin(Activity::InstallFollow);
     let mut send = |log: JobLog| {
         let _ = on_log.send(log);
     };

@@ -18,5 +18,6 @@ pub mod ssh;
 pub mod stop;
 pub mod store;
 pub mod team;
+pub mod update;
 pub mod verify;
 pub mod watchdog;

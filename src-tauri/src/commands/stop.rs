@@ -5,6 +5,7 @@ use leasehold_core::ssh::Secret;
 use leasehold_core::stop::{
     self, ApiEndpoints, HandCheck, HandStop, StopPlan, StopReport, StopVia, StopWait,
 };
+use leasehold_core::update::Activity;
 use leasehold_core::ApiError;
 use tracing::instrument;
 
@@ -39,6 +40,8 @@ pub async fn stop_now(
     command: Option<String>,
     provider_id: Option<String>,
 ) -> Result<StopReport, ApiError> {
+    // An update waits until the stop is confirmed or refused (`update::gate`).
+    let _running = state.running_work.begin(Activity::Stop);
     let report = match via {
         StopVia::Api => {
             stop::over_api(

@@ -115,6 +115,24 @@ fn draft_key(wizard: &str) -> Result<String, SettingsError> {
     }
 }
 
+/// One setting of another module (e.g. `update.skipped_version`), read as JSON.
+pub(crate) async fn read_value<T: DeserializeOwned>(
+    conn: &mut SqliteConnection,
+    key: &str,
+) -> Result<Option<T>, SettingsError> {
+    read(conn, key).await
+}
+
+/// One setting of another module, written as JSON.
+pub(crate) async fn write_value<T: Serialize>(
+    conn: &mut SqliteConnection,
+    key: &str,
+    value: &T,
+    now: DateTime<Utc>,
+) -> Result<(), SettingsError> {
+    write(conn, key, value, now).await
+}
+
 async fn read<T: DeserializeOwned>(
     conn: &mut SqliteConnection,
     key: &str,

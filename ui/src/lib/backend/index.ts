@@ -5,6 +5,7 @@ import type { EstimateRequest } from '../bindings/EstimateRequest'
 import type { LocalGpuReport } from '../bindings/LocalGpuReport'
 import type { ModelShape } from '../bindings/ModelShape'
 import type { PriceEntry } from '../bindings/PriceEntry'
+import type { ProblemReport } from '../bindings/ProblemReport'
 import type { RecommendRequest } from '../bindings/RecommendRequest'
 import type { Recommendation } from '../bindings/Recommendation'
 import { call } from './ipc'
@@ -23,10 +24,16 @@ export * from './stop'
 export * from './store'
 export * from './team'
 export * from './verify'
+export * from './update'
 export * from './watchdog'
 
 export function appInfo(): Promise<AppInfo> {
   return call<AppInfo>('app_info')
+}
+
+/** The problem report, redacted by core; shown to the user, copied only by them. */
+export function problemReport(): Promise<ProblemReport> {
+  return call<ProblemReport>('problem_report')
 }
 
 // Choose GPU (core `catalog`).

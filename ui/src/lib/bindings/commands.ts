@@ -7,6 +7,7 @@ export const COMMANDS = [
   'store_start_fresh',
   'app_quit',
   'app_info',
+  'problem_report',
   'load_preferences',
   'save_preferences',
   'load_draft',
@@ -119,6 +120,11 @@ export const COMMANDS = [
   'team_dismiss_reminder',
   'team_snooze_reminder',
   'team_share_verify',
+  'update_about',
+  'update_pending',
+  'update_check_now',
+  'update_skip',
+  'update_install',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
