@@ -342,7 +342,11 @@ pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
             }
         }
     }
-    if args.market && per_plan.as_ref().is_some_and(|p| p.iter().all(Vec::is_empty)) {
+    if args.market
+        && per_plan
+            .as_ref()
+            .is_some_and(|p| p.iter().all(Vec::is_empty))
+    {
         say!("note: no market offers kept for these plans; `leasehold market refresh` fetches them (Vast.ai needs no account; RunPod and Lambda add theirs once linked with `leasehold account add`).");
     }
     for note in &result.notes {

@@ -190,9 +190,16 @@ pub fn offer_line(o: &Offer, now: DateTime<Utc>) -> String {
         o.price_per_hour,
         o.currency,
         o.price_per_gpu_hour,
-        o.region.as_deref().map(|r| format!("  {r}")).unwrap_or_default(),
+        o.region
+            .as_deref()
+            .map(|r| format!("  {r}"))
+            .unwrap_or_default(),
         o.stock.as_str(),
-        if o.interruptible { "  interruptible" } else { "" },
+        if o.interruptible {
+            "  interruptible"
+        } else {
+            ""
+        },
         age(o.fetched_at, now)
     )
 }
@@ -229,11 +236,11 @@ pub fn run(db: &Path, command: &MarketCommand) -> ExitCode {
             };
             with_store(db, |store| async move {
                 let now = CLOCK.now();
-                let report =
-                    match market::refresh(&store, &Endpoints::from_env(), only, now).await {
-                        Ok(report) => report,
-                        Err(err) => return output::fail(&err),
-                    };
+                let report = match market::refresh(&store, &Endpoints::from_env(), only, now).await
+                {
+                    Ok(report) => report,
+                    Err(err) => return output::fail(&err),
+                };
                 if let Err(err) = alerts::fire_due(&store, now).await {
                     tracing::warn!(%err, "market alerts not checked");
                 }
@@ -256,9 +263,10 @@ pub fn run(db: &Path, command: &MarketCommand) -> ExitCode {
                     return output::print_json(&serde_json::json!({ "providers": providers }));
                 }
                 for p in &report.providers {
-                    let when = p
-                        .fetched_at
-                        .map_or_else(|| "never fetched".into(), |t| format!("fetched {}", age(t, now)));
+                    let when = p.fetched_at.map_or_else(
+                        || "never fetched".into(),
+                        |t| format!("fetched {}", age(t, now)),
+                    );
                     say!(
                         "{:<8} {} offers, {when}{}",
                         p.provider.as_str(),
@@ -484,7 +492,10 @@ pub fn kept_offers(db: &Path) -> Vec<Offer> {
     match result {
         Ok(offers) => offers,
         Err(err) => {
-            esay!("warning: could not read the market from {}: {err}", db.display());
+            esay!(
+                "warning: could not read the market from {}: {err}",
+                db.display()
+            );
             Vec::new()
         }
     }

@@ -95,7 +95,14 @@ async fn refresh_reads_every_catalog_with_its_documented_request() {
     let endpoints = stands.endpoints();
     let store = Store::open_in_memory().await.unwrap();
     link(&store, Provider::Runpod, "MK_RP", "rp-key", &endpoints).await;
-    link(&store, Provider::Lambda, "MK_LAMBDA", "lambda-key", &endpoints).await;
+    link(
+        &store,
+        Provider::Lambda,
+        "MK_LAMBDA",
+        "lambda-key",
+        &endpoints,
+    )
+    .await;
     let (rp, va, la) = market_offers();
     set_offers(&stands.runpod, &rp);
     set_offers(&stands.vast, &va);
@@ -123,16 +130,28 @@ async fn refresh_reads_every_catalog_with_its_documented_request() {
 
     let last = |s: &ProviderStandin| s.requests().last().cloned().unwrap();
     let rp = last(&stands.runpod);
-    assert_eq!((rp["method"].as_str(), rp["path"].as_str()), (Some("GET"), Some("/v2/catalog/gpus")));
-    assert_eq!(rp["query"], json!({"include": "AVAILABILITY", "product": "POD"}));
+    assert_eq!(
+        (rp["method"].as_str(), rp["path"].as_str()),
+        (Some("GET"), Some("/v2/catalog/gpus"))
+    );
+    assert_eq!(
+        rp["query"],
+        json!({"include": "AVAILABILITY", "product": "POD"})
+    );
     assert_eq!(rp["key"], "ok");
     let va = last(&stands.vast);
-    assert_eq!((va["method"].as_str(), va["path"].as_str()), (Some("POST"), Some("/api/v0/bundles/")));
+    assert_eq!(
+        (va["method"].as_str(), va["path"].as_str()),
+        (Some("POST"), Some("/api/v0/bundles/"))
+    );
     assert_eq!(va["key"], "none", "Vast.ai's search is sent without a key");
     assert_eq!(va["body"]["rentable"], json!({"eq": true}));
     assert_eq!(va["content_type"], "application/json");
     let la = last(&stands.lambda);
-    assert_eq!((la["method"].as_str(), la["path"].as_str()), (Some("GET"), Some("/api/v1/instance-types")));
+    assert_eq!(
+        (la["method"].as_str(), la["path"].as_str()),
+        (Some("GET"), Some("/api/v1/instance-types"))
+    );
     assert_eq!(la["key"], "ok");
     for s in [&stands.runpod, &stands.vast, &stands.lambda] {
         assert_eq!(s.violations(), Vec::<Value>::new());
@@ -200,7 +219,9 @@ async fn a_failed_refresh_keeps_the_last_good_snapshot_and_backs_off() {
         .await
         .unwrap();
 
-    stands.vast.script(json!({"fail": [{"status": 429, "times": 1}]}));
+    stands
+        .vast
+        .script(json!({"fail": [{"status": 429, "times": 1}]}));
     let failed = market::refresh(&store, &endpoints, Some(Provider::Vast), at(12, 15))
         .await
         .unwrap();
@@ -209,22 +230,43 @@ async fn a_failed_refresh_keeps_the_last_good_snapshot_and_backs_off() {
     assert_eq!((vast.offers, vast.fetched_at), (3, Some(at(12, 0))));
     let kept = market::list(&store, &OfferFilter::default()).await.unwrap();
     assert_eq!(kept.len(), 3, "a failed refresh never empties the table");
-    assert!(kept.iter().all(|o| o.fetched_at == at(12, 0)), "shown with its age");
+    assert!(
+        kept.iter().all(|o| o.fetched_at == at(12, 0)),
+        "shown with its age"
+    );
 
     // Within the minute after a 429 nothing is asked.
     let asked = stands.vast.requests().len();
-    let waiting = market::refresh(&store, &endpoints, Some(Provider::Vast), at(12, 15) + chrono::Duration::seconds(30))
-        .await
-        .unwrap();
-    assert!(waiting.providers[0].error.as_deref().unwrap().contains("next request"));
+    let waiting = market::refresh(
+        &store,
+        &endpoints,
+        Some(Provider::Vast),
+        at(12, 15) + chrono::Duration::seconds(30),
+    )
+    .await
+    .unwrap();
+    assert!(waiting.providers[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("next request"));
     assert_eq!(stands.vast.requests().len(), asked);
 
     // After it, the next refresh goes and replaces the snapshot.
-    set_offers(&stands.vast, &json!({"offers": [{"id": "7", "gpu": "RTX 3090", "price": 0.18}]}));
+    set_offers(
+        &stands.vast,
+        &json!({"offers": [{"id": "7", "gpu": "RTX 3090", "price": 0.18}]}),
+    );
     let again = market::refresh(&store, &endpoints, Some(Provider::Vast), at(12, 17))
         .await
         .unwrap();
-    assert_eq!((again.providers[0].offers, again.providers[0].error.as_deref()), (1, None));
+    assert_eq!(
+        (
+            again.providers[0].offers,
+            again.providers[0].error.as_deref()
+        ),
+        (1, None)
+    );
 
     // A malformed answer is a failure too: still one offer.
     stands.vast.script(json!({"malformed": 1}));
@@ -232,7 +274,13 @@ async fn a_failed_refresh_keeps_the_last_good_snapshot_and_backs_off() {
         .await
         .unwrap();
     assert!(broken.providers[0].error.is_some());
-    assert_eq!(market::list(&store, &OfferFilter::default()).await.unwrap().len(), 1);
+    assert_eq!(
+        market::list(&store, &OfferFilter::default())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -241,7 +289,14 @@ async fn slow_providers_are_asked_side_by_side() {
     let endpoints = stands.endpoints();
     let store = Store::open_in_memory().await.unwrap();
     link(&store, Provider::Runpod, "MK_RP2", "rp-key", &endpoints).await;
-    link(&store, Provider::Lambda, "MK_LAMBDA2", "lambda-key", &endpoints).await;
+    link(
+        &store,
+        Provider::Lambda,
+        "MK_LAMBDA2",
+        "lambda-key",
+        &endpoints,
+    )
+    .await;
     for s in [&stands.runpod, &stands.vast, &stands.lambda] {
         s.script(json!({"delay": 1.0}));
     }
@@ -249,7 +304,10 @@ async fn slow_providers_are_asked_side_by_side() {
     let report = market::refresh(&store, &endpoints, None, at(12, 0))
         .await
         .unwrap();
-    assert!(report.providers.iter().all(|p| p.error.is_none()), "{report:?}");
+    assert!(
+        report.providers.iter().all(|p| p.error.is_none()),
+        "{report:?}"
+    );
     assert!(
         started.elapsed() < Duration::from_millis(2500),
         "three 1 s answers took {:?}",
@@ -262,7 +320,14 @@ async fn a_huge_hostile_catalog_is_capped_cleaned_and_quick() {
     let stands = Stands::start();
     let endpoints = stands.endpoints();
     let store = Store::open_in_memory().await.unwrap();
-    link(&store, Provider::Lambda, "MK_LAMBDA3", "lambda-key", &endpoints).await;
+    link(
+        &store,
+        Provider::Lambda,
+        "MK_LAMBDA3",
+        "lambda-key",
+        &endpoints,
+    )
+    .await;
     set_offers(
         &stands.lambda,
         &json!({"many": 20000, "offers": [], "raw": [
@@ -286,13 +351,25 @@ async fn a_huge_hostile_catalog_is_capped_cleaned_and_quick() {
     assert_eq!(lambda.offers, market::parse::MAX_OFFERS_PER_PROVIDER as u64);
     assert!(lambda.warnings.len() <= 20);
     let offers = market::list(&store, &OfferFilter::default()).await.unwrap();
-    assert!(offers.iter().all(|o| !o.gpu.contains('\u{202E}') && !o.gpu.contains('\n')));
+    assert!(offers
+        .iter()
+        .all(|o| !o.gpu.contains('\u{202E}') && !o.gpu.contains('\n')));
     assert!(offers.iter().all(|o| o.price_per_gpu_hour <= dec!(100)));
     assert!(offers.iter().all(|o| !o.offer_id.contains("..")));
-    assert!(!offers.iter().any(|o| o.offer_id.contains("absurd") || o.offer_id.contains("free")));
+    assert!(!offers
+        .iter()
+        .any(|o| o.offer_id.contains("absurd") || o.offer_id.contains("free")));
 }
 
-fn offer(provider: Provider, id: &str, gpu: &str, vram: u32, count: u32, per_hour: Decimal, stock: Stock) -> Offer {
+fn offer(
+    provider: Provider,
+    id: &str,
+    gpu: &str,
+    vram: u32,
+    count: u32,
+    per_hour: Decimal,
+    stock: Stock,
+) -> Offer {
     Offer {
         provider,
         offer_id: id.into(),
@@ -356,15 +433,63 @@ fn a_fixed_market_for_a_fixed_task_ranks_as_computed_by_hand() {
     ];
     let a100 = find_gpu("NVIDIA A100-SXM4-80GB").unwrap().name.clone();
     let h100 = find_gpu("H100 SXM").unwrap().name.clone();
-    let mut vast_4090 = offer(Provider::Vast, "101", "RTX 4090", 24, 1, dec!(0.40), Stock::High);
+    let mut vast_4090 = offer(
+        Provider::Vast,
+        "101",
+        "RTX 4090",
+        24,
+        1,
+        dec!(0.40),
+        Stock::High,
+    );
     vast_4090.storage_per_gb_month = Some(dec!(0.146));
     let offers = vec![
-        offer(Provider::Runpod, "rp-4090", "RTX 4090", 24, 1, dec!(0.34), Stock::None),
-        offer(Provider::Lambda, "gpu_1x_a100_sxm4", &a100, 80, 1, dec!(1.29), Stock::High),
+        offer(
+            Provider::Runpod,
+            "rp-4090",
+            "RTX 4090",
+            24,
+            1,
+            dec!(0.34),
+            Stock::None,
+        ),
+        offer(
+            Provider::Lambda,
+            "gpu_1x_a100_sxm4",
+            &a100,
+            80,
+            1,
+            dec!(1.29),
+            Stock::High,
+        ),
         vast_4090,
-        offer(Provider::Runpod, "rp-h100", &h100, 80, 1, dec!(2.99), Stock::Low),
-        offer(Provider::Vast, "202", "RTX 4090", 24, 2, dec!(0.60), Stock::High),
-        offer(Provider::Vast, "303", "RTX 3090", 24, 1, dec!(0.10), Stock::High),
+        offer(
+            Provider::Runpod,
+            "rp-h100",
+            &h100,
+            80,
+            1,
+            dec!(2.99),
+            Stock::Low,
+        ),
+        offer(
+            Provider::Vast,
+            "202",
+            "RTX 4090",
+            24,
+            2,
+            dec!(0.60),
+            Stock::High,
+        ),
+        offer(
+            Provider::Vast,
+            "303",
+            "RTX 3090",
+            24,
+            1,
+            dec!(0.10),
+            Stock::High,
+        ),
     ];
     let ranked = rank::for_task(&recommendation, Some(dec!(10)), &offers, 50);
     let got: Vec<(&str, Option<Decimal>, Option<Decimal>)> = ranked
@@ -383,7 +508,11 @@ fn a_fixed_market_for_a_fixed_task_ranks_as_computed_by_hand() {
 
     let per_plan = rank::per_plan(&recommendation, Some(dec!(10)), &offers, 50);
     let sizes: Vec<usize> = per_plan.iter().map(Vec::len).collect();
-    assert_eq!(sizes, [2, 1, 1, 0], "the 3090 does not fit: never an option");
+    assert_eq!(
+        sizes,
+        [2, 1, 1, 0],
+        "the 3090 does not fit: never an option"
+    );
     assert_eq!(per_plan[0][0].offer.offer_id, "101");
 
     // Without a duration: no task cost, in-stock first then the cheapest hour.

@@ -113,7 +113,12 @@ pub async fn add(
                 ));
             }
             let currency = crate::billing::Currency::parse(currency)?;
-            ("below", Some(below.normalize().to_string()), Some(currency.code().to_owned()), None)
+            (
+                "below",
+                Some(below.normalize().to_string()),
+                Some(currency.code().to_owned()),
+                None,
+            )
         }
         AlertRule::InStock { region } => {
             let region = region

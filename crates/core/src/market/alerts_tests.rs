@@ -43,10 +43,34 @@ fn alert(id: i64, gpu: &str, rule: AlertRule, fired: Option<DateTime<Utc>>) -> A
 #[test]
 fn alerts_hold_on_the_right_offers_at_most_once_an_hour() {
     let offers = [
-        offer("NVIDIA GeForce RTX 4090", 24, "0.40", Stock::High, "Texas, US"),
-        offer("NVIDIA GeForce RTX 4090", 24, "0.33", Stock::None, "Ohio, US"),
-        offer("NVIDIA GeForce RTX 4090", 24, "0.34", Stock::Low, "Quebec, CA"),
-        offer("NVIDIA H100 80GB HBM3", 80, "2.10", Stock::High, "Texas, US"),
+        offer(
+            "NVIDIA GeForce RTX 4090",
+            24,
+            "0.40",
+            Stock::High,
+            "Texas, US",
+        ),
+        offer(
+            "NVIDIA GeForce RTX 4090",
+            24,
+            "0.33",
+            Stock::None,
+            "Ohio, US",
+        ),
+        offer(
+            "NVIDIA GeForce RTX 4090",
+            24,
+            "0.34",
+            Stock::Low,
+            "Quebec, CA",
+        ),
+        offer(
+            "NVIDIA H100 80GB HBM3",
+            80,
+            "2.10",
+            Stock::High,
+            "Texas, US",
+        ),
     ];
     let below = |id, price: &str, fired| {
         alert(
@@ -81,7 +105,12 @@ fn alerts_hold_on_the_right_offers_at_most_once_an_hour() {
     let hits = hits(&alerts, &offers, at(12, 0));
     let got: Vec<(i64, &str)> = hits
         .iter()
-        .map(|h| (h.alert.id, h.offer.price_per_gpu_hour.to_string().leak() as &str))
+        .map(|h| {
+            (
+                h.alert.id,
+                h.offer.price_per_gpu_hour.to_string().leak() as &str,
+            )
+        })
         .collect();
     assert_eq!(
         got,

@@ -32,7 +32,9 @@ pub struct OfferFilter {
 impl OfferFilter {
     pub fn validate(&self) -> Result<(), MarketError> {
         if self.count == Some(0) {
-            return Err(MarketError::InvalidInput("--count must be at least 1".into()));
+            return Err(MarketError::InvalidInput(
+                "--count must be at least 1".into(),
+            ));
         }
         if self
             .max_price_per_gpu_hour
@@ -68,19 +70,30 @@ impl OfferFilter {
     }
 }
 
-/// Whether `wanted` names the offer's GPU: the same catalog entry, else the same text.
+/// Whether `wanted` names the offer's GPU: the same catalog entry, or its words in the offer's
+/// name ("H100" is every H100 board, "A10" is not an A100).
 pub fn same_gpu(wanted: &str, offer: &Offer) -> bool {
     let offer_spec =
         crate::catalog::find_gpu_with_memory(&offer.gpu, Some(u64::from(offer.vram_gb) * 1024));
-    match (crate::catalog::find_gpu(wanted), offer_spec) {
-        (Some(a), Some(b)) => {
-            a.id == b.id
-                // "A100" finds the 40 GB board first; an 80 GB offer is still an A100.
-                || crate::catalog::find_gpu_with_memory(wanted, Some(u64::from(offer.vram_gb) * 1024))
-                    .is_some_and(|w| w.id == b.id)
-        }
-        _ => offer.gpu.eq_ignore_ascii_case(wanted.trim()),
-    }
+    let same_entry = match (crate::catalog::find_gpu(wanted), offer_spec) {
+        (Some(a), Some(b)) => a.id == b.id,
+        _ => false,
+    };
+    same_entry || words_within(wanted, &offer.gpu)
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// `wanted`'s words, in order and side by side, among `name`'s.
+fn words_within(wanted: &str, name: &str) -> bool {
+    let wanted = words(wanted);
+    let name = words(name);
+    !wanted.is_empty() && name.windows(wanted.len()).any(|w| w == wanted.as_slice())
 }
 
 /// Cheapest first: the provider's catalogs before "your last price" rows, then by price per
@@ -105,4 +118,23 @@ pub async fn list(store: &Store, filter: &OfferFilter) -> Result<Vec<Offer>, Mar
         .collect();
     offers.sort_by(cheapest_first);
     Ok(offers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words_within;
+
+    #[test]
+    fn gpu_words_match_whole_words_in_order() {
+        for (wanted, name, expected) in [
+            ("4090", "NVIDIA GeForce RTX 4090", true),
+            ("rtx 4090", "NVIDIA GeForce RTX 4090", true),
+            ("H100", "NVIDIA H100 80GB HBM3", true),
+            ("A10", "NVIDIA A100-SXM4-80GB", false),
+            ("4090 RTX", "NVIDIA GeForce RTX 4090", false),
+            ("", "NVIDIA A10", false),
+        ] {
+            assert_eq!(words_within(wanted, name), expected, "{wanted} in {name}");
+        }
+    }
 }

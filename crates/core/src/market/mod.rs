@@ -24,6 +24,7 @@ pub mod offer;
 pub mod parse;
 pub mod rank;
 pub mod rent;
+mod rent_lambda;
 pub mod snapshot;
 
 pub use error::MarketError;

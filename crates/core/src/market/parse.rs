@@ -4,7 +4,7 @@
 //! refused when absurd; a repeated offer id keeps its first row; and no catalog yields more
 //! than [`MAX_OFFERS_PER_PROVIDER`] offers (the cheapest), however many rows it sends.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -32,9 +32,18 @@ pub struct Parsed {
     pub warnings: Vec<String>,
     /// Rows that did not become an offer.
     pub skipped: usize,
+    /// The catalog's name of each (provider name, memory) seen, looked up once.
+    names: HashMap<(String, u32), Option<String>>,
 }
 
 impl Parsed {
+    fn gpu_name(&mut self, raw: &str, vram_gb: u32) -> Option<String> {
+        self.names
+            .entry((raw.to_owned(), vram_gb))
+            .or_insert_with(|| gpu_name(raw, vram_gb))
+            .clone()
+    }
+
     fn skip(&mut self, why: String) {
         self.skipped += 1;
         if self.warnings.len() < MAX_WARNINGS {
@@ -49,7 +58,9 @@ impl Parsed {
         self.offers.retain(|o| seen.insert(o.offer_id.clone()));
         let duplicates = before - self.offers.len();
         if duplicates > 0 {
-            self.skip(format!("{duplicates} rows repeated an offer id; the first was kept"));
+            self.skip(format!(
+                "{duplicates} rows repeated an offer id; the first was kept"
+            ));
             self.skipped += duplicates - 1;
         }
         if self.offers.len() > MAX_OFFERS_PER_PROVIDER {
@@ -80,7 +91,9 @@ fn rows<'a>(body: &'a Value, key: &str, parsed: &mut Parsed) -> Option<&'a [Valu
 
 /// A believable price per GPU-hour: more than zero, at most [`MAX_PRICE_PER_GPU_HOUR`].
 fn per_gpu(price_per_hour: Decimal, count: u32) -> Option<Decimal> {
-    let per = (price_per_hour / Decimal::from(count.max(1))).round_dp(6).normalize();
+    let per = (price_per_hour / Decimal::from(count.max(1)))
+        .round_dp(6)
+        .normalize();
     (per > Decimal::ZERO && per <= Decimal::from(MAX_PRICE_PER_GPU_HOUR)).then_some(per)
 }
 
@@ -133,7 +146,11 @@ pub fn runpod(body: &Value, now: DateTime<Utc>) -> Parsed {
         return parsed;
     };
     for gpu in list {
-        let Some(id) = gpu.get("id").and_then(Value::as_str).and_then(runpod_gpu_id) else {
+        let Some(id) = gpu
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(runpod_gpu_id)
+        else {
             parsed.skip("RunPod: a GPU type without a usable id".into());
             continue;
         };
@@ -141,14 +158,16 @@ pub fn runpod(body: &Value, now: DateTime<Utc>) -> Parsed {
             parsed.skip(format!("RunPod {id}: no believable memory size"));
             continue;
         };
-        let Some(name) = gpu_name(
+        let Some(name) = parsed.gpu_name(
             gpu.get("name").and_then(Value::as_str).unwrap_or(&id),
             vram_gb,
         ) else {
             continue;
         };
         let overall = Stock::from_runpod(
-            gpu.get("availability").and_then(Value::as_str).unwrap_or(""),
+            gpu.get("availability")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
         );
         let centres: Vec<(String, Stock)> = gpu
             .get("dataCenters")
@@ -171,7 +190,11 @@ pub fn runpod(body: &Value, now: DateTime<Utc>) -> Parsed {
             if gpu.get(cloud).and_then(Value::as_bool) == Some(false) {
                 continue;
             }
-            let Some(price) = remote::price(gpu.get("price").and_then(|p| p.get(cloud))) else {
+            let raw_price = gpu.get("price").and_then(|p| p.get(cloud));
+            let Some(price) = remote::price(raw_price) else {
+                if raw_price.is_some_and(|v| !v.is_null()) {
+                    parsed.skip(format!("RunPod {id}: an unbelievable {cloud} price"));
+                }
                 continue;
             };
             let Some(per) = per_gpu(price, 1) else {
@@ -187,7 +210,10 @@ pub fn runpod(body: &Value, now: DateTime<Utc>) -> Parsed {
             let places: Vec<(Option<&str>, Stock)> = if centres.is_empty() {
                 vec![(None, overall)]
             } else {
-                centres.iter().map(|(id, s)| (Some(id.as_str()), *s)).collect()
+                centres
+                    .iter()
+                    .map(|(id, s)| (Some(id.as_str()), *s))
+                    .collect()
             };
             for count in COUNTS.into_iter().filter(|c| *c <= max_count.max(1)) {
                 for (place, stock) in &places {
@@ -271,7 +297,7 @@ pub fn vast(body: &Value, now: DateTime<Utc>) -> Parsed {
         let Some(gpu) = row
             .get("gpu_name")
             .and_then(Value::as_str)
-            .and_then(|n| gpu_name(n, vram_gb))
+            .and_then(|n| parsed.gpu_name(n, vram_gb))
         else {
             parsed.skip(format!("Vast.ai {id}: no GPU name"));
             continue;
@@ -360,16 +386,15 @@ pub fn lambda(body: &Value, now: DateTime<Utc>) -> Parsed {
             .get("gpu_description")
             .and_then(Value::as_str)
             .unwrap_or("");
-        let catalog = crate::catalog::find_gpu(&clean_text(description, 60));
         let Some(vram_gb) = vram(gb_in(description).or_else(|| {
-            catalog
+            crate::catalog::find_gpu(&clean_text(description, 60))
                 .and_then(|c| c.memory_gb.as_ref())
                 .map(|m| m.value.round() as u64)
         })) else {
             parsed.skip(format!("Lambda {name}: no believable GPU memory"));
             continue;
         };
-        let Some(gpu) = gpu_name(description, vram_gb) else {
+        let Some(gpu) = parsed.gpu_name(description, vram_gb) else {
             parsed.skip(format!("Lambda {name}: no GPU description"));
             continue;
         };

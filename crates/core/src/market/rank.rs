@@ -68,9 +68,9 @@ pub fn task_hours(
 
 /// `offer`'s cost for `task_hours` with `disk_gb` of storage.
 pub fn task_cost(offer: &Offer, task_hours: Decimal, disk_gb: u32) -> Decimal {
-    let storage = offer.storage_per_gb_month.unwrap_or_default() * Decimal::from(disk_gb)
-        * task_hours
-        / Decimal::from(HOURS_PER_MONTH);
+    let storage =
+        offer.storage_per_gb_month.unwrap_or_default() * Decimal::from(disk_gb) * task_hours
+            / Decimal::from(HOURS_PER_MONTH);
     (offer.price_per_hour * task_hours + storage).round_dp(2)
 }
 

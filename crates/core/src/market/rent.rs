@@ -147,7 +147,11 @@ pub async fn rent(
     validate(request)?;
     let provider = request.provider;
     {
-        let mut conn = store.pool().acquire().await.map_err(crate::store::StoreError::from)?;
+        let mut conn = store
+            .pool()
+            .acquire()
+            .await
+            .map_err(crate::store::StoreError::from)?;
         if crate::store::ledger::find_instance(&mut conn, &request.name)
             .await?
             .is_some()
@@ -177,18 +181,20 @@ pub async fn rent(
     let created = match provider {
         Provider::Runpod => create_runpod(&api, request, &offer, now).await,
         Provider::Vast => create_vast(&api, request, &offer).await,
-        Provider::Lambda => create_lambda(&api, request, &offer).await,
+        Provider::Lambda => super::rent_lambda::create(&api, request, &offer).await,
         Provider::Autodl => unreachable_autodl(),
     };
     let created = match created {
         Ok(created) => created,
         Err(Sent::Refused(err)) => return Err(err),
-        Err(Sent::Lost(detail)) => find_by_name(&api, &request.name, now)
-            .await
-            .ok_or(MarketError::AnswerLost {
-                name: request.name.clone(),
-                detail,
-            })?,
+        Err(Sent::Lost(detail)) => {
+            find_by_name(&api, &request.name, now)
+                .await
+                .ok_or(MarketError::AnswerLost {
+                    name: request.name.clone(),
+                    detail,
+                })?
+        }
     };
     record(store, &account, request, &offer, created, now).await
 }
@@ -244,14 +250,18 @@ async fn live_offer(
                 ("include", "AVAILABILITY".to_owned()),
                 ("product", "POD".to_owned()),
             ];
-            let answer = api.send(Method::GET, "/v2/catalog/gpus", &query, None).await?;
+            let answer = api
+                .send(Method::GET, "/v2/catalog/gpus", &query, None)
+                .await?;
             if !(200..300).contains(&answer.status) {
                 return Err(refusal("RunPod", &answer, None).into());
             }
             parse::runpod(&answer.body, now)
         }
         Provider::Lambda => {
-            let answer = api.send(Method::GET, "/api/v1/instance-types", &[], None).await?;
+            let answer = api
+                .send(Method::GET, "/api/v1/instance-types", &[], None)
+                .await?;
             if !(200..300).contains(&answer.status) {
                 return Err(refusal("Lambda", &answer, None).into());
             }
@@ -267,13 +277,13 @@ async fn live_offer(
 }
 
 /// What a create call gave.
-struct Created {
-    remote_id: String,
-    price_per_hour: Option<Decimal>,
-    ssh: Option<SshEndpoint>,
+pub(super) struct Created {
+    pub(super) remote_id: String,
+    pub(super) price_per_hour: Option<Decimal>,
+    pub(super) ssh: Option<SshEndpoint>,
 }
 
-enum Sent {
+pub(super) enum Sent {
     /// The provider said no; nothing was created.
     Refused(MarketError),
     /// No answer (a dropped link, a timeout, a 5xx): it may have been created.
@@ -290,7 +300,12 @@ fn sent_error(err: AccountError) -> Sent {
     }
 }
 
-async fn send(api: &Api, method: Method, path: &str, body: &Value) -> Result<Answer, Sent> {
+pub(super) async fn send(
+    api: &Api,
+    method: Method,
+    path: &str,
+    body: &Value,
+) -> Result<Answer, Sent> {
     let answer = api
         .send(method, path, &[], Some(body))
         .await
@@ -334,8 +349,9 @@ async fn create_runpod(
     let answer = send(api, Method::POST, "/v2/pods", &body).await?;
     match answer.status {
         200..=299 => {
-            let pod = crate::account::runpod::parse_pod(&answer.body, now)
-                .map_err(|detail| Sent::Lost(format!("an answer without a usable pod: {detail}")))?;
+            let pod = crate::account::runpod::parse_pod(&answer.body, now).map_err(|detail| {
+                Sent::Lost(format!("an answer without a usable pod: {detail}"))
+            })?;
             Ok(Created {
                 remote_id: pod.id,
                 price_per_hour: remote_cost(answer.body.get("cost")),
@@ -366,7 +382,11 @@ async fn create_vast(api: &Api, request: &RentRequest, offer: &Offer) -> Result<
         "env": env_with_key(request),
     });
     if offer.interruptible {
-        body["price"] = json!(offer.price_per_hour.to_string().parse::<f64>().unwrap_or(0.0));
+        body["price"] = json!(offer
+            .price_per_hour
+            .to_string()
+            .parse::<f64>()
+            .unwrap_or(0.0));
     }
     let answer = send(api, Method::PUT, &format!("/api/v0/asks/{ask}/"), &body).await?;
     let said = |key: &str| answer.body.get(key).and_then(Value::as_str).unwrap_or("");
@@ -377,7 +397,9 @@ async fn create_vast(api: &Api, request: &RentRequest, offer: &Offer) -> Result<
             detail: provider_words(&answer.body),
         }));
     }
-    if !(200..300).contains(&answer.status) || answer.body.get("success") == Some(&Value::Bool(false)) {
+    if !(200..300).contains(&answer.status)
+        || answer.body.get("success") == Some(&Value::Bool(false))
+    {
         return Err(Sent::Refused(refusal("Vast.ai", &answer, None).into()));
     }
     let remote_id = match answer.body.get("new_contract") {
@@ -391,110 +413,6 @@ async fn create_vast(api: &Api, request: &RentRequest, offer: &Offer) -> Result<
         price_per_hour: Some(offer.price_per_hour),
         ssh: None,
     })
-}
-
-/// Lambda `POST /api/v1/instance-operations/launch`; the SSH key by name (added through
-/// `POST /api/v1/ssh-keys` when it is not there yet); no capacity is
-/// `instance-operations/launch/insufficient-capacity`.
-async fn create_lambda(api: &Api, request: &RentRequest, offer: &Offer) -> Result<Created, Sent> {
-    let (kind, region) = offer
-        .offer_id
-        .split_once(':')
-        .ok_or_else(|| {
-            Sent::Refused(MarketError::NoCapacity {
-                provider: "Lambda",
-                detail: "no region has capacity for this instance type now".into(),
-            })
-        })?;
-    let keys = lambda_key_names(api, request).await?;
-    let body = json!({
-        "region_name": region,
-        "instance_type_name": kind,
-        "ssh_key_names": keys,
-        "name": request.name,
-    });
-    let answer = send(api, Method::POST, "/api/v1/instance-operations/launch", &body).await?;
-    if !(200..300).contains(&answer.status) {
-        let code = answer
-            .body
-            .get("error")
-            .and_then(|e| e.get("code"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if code == "instance-operations/launch/insufficient-capacity" {
-            return Err(Sent::Refused(MarketError::NoCapacity {
-                provider: "Lambda",
-                detail: provider_words(&answer.body),
-            }));
-        }
-        return Err(Sent::Refused(refusal("Lambda", &answer, None).into()));
-    }
-    let remote_id = answer
-        .body
-        .get("data")
-        .and_then(|d| d.get("instance_ids"))
-        .and_then(Value::as_array)
-        .and_then(|ids| ids.first())
-        .and_then(Value::as_str)
-        .and_then(crate::account::remote::checked_id)
-        .ok_or_else(|| Sent::Lost("an answer without instance_ids".into()))?;
-    Ok(Created {
-        remote_id,
-        price_per_hour: Some(offer.price_per_hour),
-        ssh: None,
-    })
-}
-
-async fn lambda_key_names(api: &Api, request: &RentRequest) -> Result<Vec<String>, Sent> {
-    let refused = |err: AccountError| Sent::Refused(err.into());
-    let answer = api
-        .send(Method::GET, "/api/v1/ssh-keys", &[], None)
-        .await
-        .map_err(refused)?;
-    if !(200..300).contains(&answer.status) {
-        return Err(Sent::Refused(refusal("Lambda", &answer, None).into()));
-    }
-    let listed: Vec<(String, String)> = answer
-        .body
-        .get("data")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|k| {
-                    let name = k.get("name")?.as_str().and_then(crate::account::remote::checked_id)?;
-                    let key = k.get("public_key").and_then(Value::as_str).unwrap_or("");
-                    Some((name, key.split_whitespace().take(2).collect::<Vec<_>>().join(" ")))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let Some(ours) = &request.ssh_public_key else {
-        if listed.is_empty() {
-            return Err(Sent::Refused(MarketError::CannotRent {
-                provider: "Lambda",
-                detail: "the account has no SSH key; pass --ssh-key".into(),
-            }));
-        }
-        return Ok(listed.into_iter().map(|(name, _)| name).collect());
-    };
-    let ours_core = ours.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
-    if let Some((name, _)) = listed.iter().find(|(_, key)| *key == ours_core) {
-        return Ok(vec![name.clone()]);
-    }
-    let name = format!("leasehold-{}", listed.len() + 1);
-    let answer = api
-        .send(
-            Method::POST,
-            "/api/v1/ssh-keys",
-            &[],
-            Some(&json!({"name": name, "public_key": ours.trim()})),
-        )
-        .await
-        .map_err(refused)?;
-    if !(200..300).contains(&answer.status) {
-        return Err(Sent::Refused(refusal("Lambda", &answer, None).into()));
-    }
-    Ok(vec![name])
 }
 
 /// After a lost answer: the provider's instance carrying our name, if it was created.
@@ -528,7 +446,9 @@ async fn record(
         granularity: preset.granularity,
         wipe_after_stopped_days: preset.wipe_after_stopped_days,
         ..BillingRules::simple(
-            (price / Decimal::from(offer.count.max(1))).round_dp(6).normalize(),
+            (price / Decimal::from(offer.count.max(1)))
+                .round_dp(6)
+                .normalize(),
             offer.count,
         )
     };

@@ -108,8 +108,8 @@ async fn save_good(
     offers: &[Offer],
     now: DateTime<Utc>,
 ) -> Result<(), MarketError> {
-    let json = serde_json::to_string(offers)
-        .map_err(|err| MarketError::InvalidInput(err.to_string()))?;
+    let json =
+        serde_json::to_string(offers).map_err(|err| MarketError::InvalidInput(err.to_string()))?;
     sqlx::query(
         "INSERT INTO market_snapshots (provider, offers, fetched_at, failures)
          VALUES (?, ?, ?, 0)
@@ -133,13 +133,12 @@ async fn save_failure(
     rate_limited: bool,
     now: DateTime<Utc>,
 ) -> Result<(), MarketError> {
-    let failures: i64 = sqlx::query_scalar(
-        "SELECT failures FROM market_snapshots WHERE provider = ?",
-    )
-    .bind(provider.as_str())
-    .fetch_optional(store.pool())
-    .await?
-    .unwrap_or(0);
+    let failures: i64 =
+        sqlx::query_scalar("SELECT failures FROM market_snapshots WHERE provider = ?")
+            .bind(provider.as_str())
+            .fetch_optional(store.pool())
+            .await?
+            .unwrap_or(0);
     let wait = next_wait(failures + 1, rate_limited);
     sqlx::query(
         "INSERT INTO market_snapshots (provider, last_error, failed_at, failures, next_refresh_after)
@@ -185,10 +184,7 @@ pub async fn refresh(
             .filter(|t| *t > now);
         async move {
             match waiting {
-                Some(until) => (
-                    provider,
-                    Fetch::Waiting(until),
-                ),
+                Some(until) => (provider, Fetch::Waiting(until)),
                 None => (provider, fetch(store, endpoints, provider, now).await),
             }
         }
@@ -281,7 +277,12 @@ pub(crate) async fn account_key(
     Ok(Some((account, key)))
 }
 
-async fn fetch(store: &Store, endpoints: &Endpoints, provider: Provider, now: DateTime<Utc>) -> Fetch {
+async fn fetch(
+    store: &Store,
+    endpoints: &Endpoints,
+    provider: Provider,
+    now: DateTime<Utc>,
+) -> Fetch {
     let result = match provider {
         Provider::Autodl => return your_last_prices(store, now).await,
         Provider::Vast => vast(endpoints, now).await,
@@ -381,7 +382,8 @@ async fn your_last_prices(store: &Store, now: DateTime<Utc>) -> Fetch {
             gpu,
             count: rental.gpu_count,
             vram_gb,
-            price_per_hour: rental.price_per_gpu_hour * rust_decimal::Decimal::from(rental.gpu_count),
+            price_per_hour: rental.price_per_gpu_hour
+                * rust_decimal::Decimal::from(rental.gpu_count),
             price_per_gpu_hour: rental.price_per_gpu_hour,
             currency: rental.currency.code().to_owned(),
             storage_per_gb_month: None,
@@ -408,6 +410,9 @@ mod tests {
             [secs(1, true), secs(2, true), secs(3, true), secs(9, true)],
             [60, 120, 240, 3600]
         );
-        assert_eq!([secs(1, false), secs(2, false), secs(20, false)], [30, 60, 900]);
+        assert_eq!(
+            [secs(1, false), secs(2, false), secs(20, false)],
+            [30, 60, 900]
+        );
     }
 }
