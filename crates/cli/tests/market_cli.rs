@@ -368,8 +368,10 @@ fn alerts_add_list_remove() {
 }
 
 fn instances(env: &Env, bases: &Bases) -> Vec<Value> {
-    json_of(&leasehold(env, bases, &["instance", "list", "--json"]).success())["instances"]
+    let listed = json_of(&leasehold(env, bases, &["instance", "list", "--json"]).success());
+    listed
         .as_array()
+        .or_else(|| listed["instances"].as_array())
         .cloned()
         .unwrap_or_default()
 }

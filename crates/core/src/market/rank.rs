@@ -3,7 +3,8 @@
 //! An offer belongs to a plan when it is the plan's card (the same catalog entry, told apart by
 //! memory) in the plan's count, and the plan fits the estimate: an offer that does not fit the
 //! VRAM is never an option. When the task has a duration, `hours` are as planned for the
-//! recommender's first fitting plan (the one `leasehold recommend` prints on top); another plan
+//! recommender's first fitting plan whose card has a known throughput (usually the one `leasehold
+//! recommend` prints on top); another plan
 //! takes `hours × that plan's FP16 tensor TFLOPS × count ÷ (its own × its count)` from the
 //! catalog (linear scaling, no communication overhead: an optimistic bound for many GPUs).
 //! The task cost is then `price_per_hour × task hours + storage per GB-month × disk × task
@@ -62,7 +63,10 @@ pub fn task_hours(
     hours: Option<Decimal>,
 ) -> Option<Decimal> {
     let hours = hours?;
-    let reference = recommendation.candidates.iter().find(|c| c.fits)?;
+    let reference = recommendation
+        .candidates
+        .iter()
+        .find(|c| c.fits && throughput(c).is_some())?;
     Some((hours * throughput(reference)? / throughput(plan)?).round_dp(4))
 }
 
