@@ -14,12 +14,19 @@ method, path, headers and body of every request. Tests drive it through /_standi
                                     "refuse_snapshot": [ID]  AutoDL refuses that snapshot,
                                     "no_max_page": true  AutoDL's list answer without max_page,
                                     "autodl_page_size": n  AutoDL pages of n whatever was asked}
-  GET   /_standin/requests         what was asked, in order (the key shown as "ok" or "wrong")
+  POST  /_standin/offers           the market: {"offers": [neutral offer], "raw": [rows sent verbatim
+                                    in the catalog's list], "many": n extra generated rows}
+  GET   /_standin/requests         what was asked, in order (the key shown as "ok", "wrong" or "none")
   GET   /_standin/violations       requests that broke the documented contract
 
 Neutral instance: {"id", "name", "state": running|stopped|starting|gone, "gpu", "count",
 "price" (per hour, whole instance), "region", "created" (unix seconds), "started",
 "ssh_host", "ssh_port", "password"}.
+
+Neutral offer: {"id", "gpu" (the provider's GPU id/name), "count", "vram_gb", "price" (per
+GPU-hour), "region", "stock": NONE|LOW|MEDIUM|HIGH, "cloud": SECURE|COMMUNITY (RunPod),
+"min_bid", "storage_cost", "reliability"}. The script's "no_capacity" makes every create refuse
+for capacity; "lose_create" creates the instance and drops the connection without an answer.
 
 Usage: standin.py PROVIDER KEY   (prints the port it listens on, then serves until killed)
 """
@@ -41,6 +48,8 @@ script = {"fail": [], "malformed": 0, "confirm_after": 1, "page_size": 25, "accu
 pending = {}  # id -> (target state, looks left)
 requests_seen = []
 violations = []
+market = {"offers": [], "raw": [], "many": 0}
+created = {"n": 0}
 
 
 def iso(seconds):
@@ -143,6 +152,79 @@ def advance(ident):
             pending[ident] = (target, left - 1)
 
 
+def all_offers():
+    """The neutral offers plus `many` generated ones (a catalog of any size)."""
+    extra = [{"id": str(900000 + i), "gpu": "RTX 3090", "count": 1, "vram_gb": 24,
+              "price": 0.2 + (i % 500) / 1000, "region": f"Region {i % 40}", "stock": "HIGH"}
+             for i in range(int(market.get("many") or 0))]
+    return list(market["offers"]) + extra
+
+
+def runpod_catalog():
+    gpus = []
+    for o in all_offers():
+        cloud = o.get("cloud", "SECURE")
+        price = float(o["price"])
+        stock = o.get("stock", "HIGH")
+        gpus.append({"id": o["gpu"], "name": o.get("name", o["gpu"]), "manufacturer": "Nvidia",
+                     "memory": o.get("vram_gb", 24),
+                     "secure": cloud == "SECURE", "community": cloud == "COMMUNITY",
+                     "price": {"secure": price if cloud == "SECURE" else 0.0,
+                               "community": price if cloud == "COMMUNITY" else 0.0},
+                     "maxCount": {"secure": o.get("count", 1), "community": o.get("count", 1)},
+                     "availability": stock,
+                     "dataCenters": ([{"id": o["region"], "name": o["region"], "availability": stock}]
+                                     if o.get("region") else [])})
+    return {"gpus": gpus + market["raw"]}
+
+
+def vast_rows(body):
+    rows = []
+    wanted = ((body or {}).get("id") or {}).get("eq")
+    for o in all_offers():
+        if wanted is not None and str(wanted) != str(o["id"]):
+            continue
+        count = o.get("count", 1)
+        total = round(float(o["price"]) * count, 6)
+        row = {"id": int(o["id"]), "ask_contract_id": int(o["id"]), "gpu_name": o["gpu"],
+               "num_gpus": count, "gpu_ram": o.get("vram_gb", 24) * 1024, "dph_total": total,
+               "dph_base": total, "storage_cost": o.get("storage_cost", 0.1),
+               "reliability2": o.get("reliability", 0.99), "geolocation": o.get("region"),
+               "rentable": True, "rented": False, "verified": True, "cuda_max_good": 12.8}
+        if o.get("min_bid") is not None:
+            row["min_bid"] = float(o["min_bid"])
+        rows.append(row)
+    rows.sort(key=lambda r: r["dph_total"])
+    limit = int((body or {}).get("limit") or 64)
+    return {"offers": rows[:limit] + (market["raw"] if wanted is None else [])}
+
+
+def lambda_types():
+    data = {}
+    for o in all_offers():
+        count = o.get("count", 1)
+        vram = o.get("vram_gb", 40)
+        regions = ([{"name": o["region"], "description": o["region"]}]
+                   if o.get("region") and o.get("stock", "HIGH") != "NONE" else [])
+        entry = data.setdefault(o["id"], {"instance_type": {
+            "name": o["id"], "description": f"{count}x {o['gpu']} ({vram} GB)",
+            "gpu_description": f"{o['gpu']} ({vram} GB)",
+            "price_cents_per_hour": int(round(float(o["price"]) * count * 100)),
+            "specs": {"vcpus": 8 * count, "memory_gib": 64 * count, "storage_gib": 512, "gpus": count}},
+            "regions_with_capacity_available": []})
+        entry["regions_with_capacity_available"] += regions
+    for i, raw in enumerate(market["raw"]):
+        data[f"raw_{i}"] = raw
+    return {"data": data}
+
+
+def take_offer(match):
+    for o in market["offers"]:
+        if match(o):
+            return o
+    return None
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -195,8 +277,10 @@ class Handler(BaseHTTPRequestHandler):
             auth = self.headers.get("Authorization", "")
             expected = KEY if PROVIDER == "autodl" else f"Bearer {KEY}"
             requests_seen.append({"method": self.command, "path": url.path, "query": query,
-                                  "key": "ok" if auth == expected else "wrong", "body": body,
-                                  "content_type": self.headers.get("Content-Type")})
+                                  "key": "ok" if auth == expected else ("none" if not auth else "wrong"),
+                                  "body": body, "content_type": self.headers.get("Content-Type")})
+            # Vast.ai's offer search answers without a key.
+            keyless = PROVIDER == "vast" and url.path == "/api/v0/bundles/" and not auth
             if body is not None and "application/json" not in (self.headers.get("Content-Type") or ""):
                 violations.append(f"{self.command} {url.path}: a JSON body without its content type")
             if script["fail"] and script["fail"][0].get("after", 0) > 0:
@@ -207,7 +291,7 @@ class Handler(BaseHTTPRequestHandler):
                 if failure["times"] <= 0:
                     script["fail"].pop(0)
                 return self.reply(failure["status"], failure.get("body", {"detail": "stand-in failure"}))
-            if auth != expected:
+            if auth != expected and not keyless:
                 if PROVIDER == "autodl" and auth == f"Bearer {KEY}":
                     violations.append("AutoDL's token was sent with a Bearer prefix")
                 return self.refuse_key()
@@ -237,6 +321,10 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 instances[ident].update(body or {})
             return self.reply(200, {"ok": True})
+        if path == "/_standin/offers":
+            market.update({"offers": [], "raw": [], "many": 0})
+            market.update(body or {})
+            return self.reply(200, {"ok": True})
         if path == "/_standin/script":
             script.update(body or {})
             return self.reply(200, {"ok": True})
@@ -245,6 +333,19 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/_standin/violations":
             return self.reply(200, violations)
         return self.reply(404, {"detail": "no such control"})
+
+    def create(self, inst):
+        """Record a new instance; None when the answer is to be lost (the instance exists)."""
+        created["n"] += 1
+        instances[inst["id"]] = inst
+        if script.get("lose_create"):
+            script["lose_create"] = False
+            self.close_connection = True
+            return None
+        return inst
+
+    def no_capacity(self):
+        return bool(script.get("no_capacity"))
 
     def unexpected(self, method, path):
         violations.append(f"{method} {path}: not a documented {PROVIDER} call")
@@ -291,6 +392,33 @@ class Handler(BaseHTTPRequestHandler):
                                         "detail": f"cannot {action} a pod in status {render(instances[ident])['status']}"})
             self.power(ident, {"start": "running", "stop": "stopped", "terminate": "gone"}[action])
             return self.reply(200, render(instances[ident]))
+        if method == "GET" and path == "/v2/catalog/gpus":
+            if query.get("include") != "AVAILABILITY" or query.get("product") != "POD":
+                violations.append(f"GET {path}: without include=AVAILABILITY&product=POD")
+            return self.reply(200, runpod_catalog())
+        if method == "POST" and path == "/v2/pods":
+            allowed = {"name", "image", "gpu", "cloud", "disk", "mounts", "ports", "env", "startSsh",
+                       "dataCenterIds", "templateId", "registry", "args"}
+            extra = set((body or {}).keys()) - allowed
+            if extra or not isinstance(body, dict) or not {"name", "image", "gpu"} <= set(body):
+                violations.append(f"POST /v2/pods: body keys {sorted((body or {}).keys())} break the v2 schema")
+                return self.reply(422, {"title": "Unprocessable Entity", "status": 422,
+                                        "detail": f"unknown or missing fields {sorted(extra)}"})
+            if self.no_capacity():
+                return self.reply(400, {"title": "Bad Request", "status": 400,
+                                        "detail": "There are no longer any instances available with the requested specifications."})
+            gpu = body["gpu"].get("id")
+            offer = take_offer(lambda o: o["gpu"] == gpu) or {"price": 0.5}
+            count = body["gpu"].get("count", 1)
+            inst = self.create({"id": f"pod{created['n'] + 1}x", "name": body["name"], "state": "starting",
+                                "gpu": gpu, "count": count, "price": float(offer["price"]) * count,
+                                "region": (body.get("dataCenterIds") or ["US-KS-2"])[0],
+                                "created": int(time.time())})
+            if inst is None:
+                return None
+            pod = render(inst)
+            pod["cost"] = float(inst["price"])
+            return self.reply(201, pod)
         if method == "GET" and path == "/v2/billing/pods":
             for field in ("startTime", "endTime", "bucketSize", "podId"):
                 if field not in query:
@@ -336,6 +464,31 @@ class Handler(BaseHTTPRequestHandler):
             if method == "DELETE":
                 ok = self.power(ident, "gone")
                 return self.reply(200, {"success": ok, "msg": "Instance destroyed successfully"})
+        if method == "POST" and path == "/api/v0/bundles/":
+            if not isinstance(body, dict):
+                violations.append("POST /api/v0/bundles/: no search body")
+            return self.reply(200, vast_rows(body))
+        if len(parts) == 4 and parts[:3] == ["api", "v0", "asks"] and method == "PUT" and path.endswith("/"):
+            ask = parts[3]
+            if not isinstance(body, dict) or body.get("client_id") != "me" or "image" not in body:
+                violations.append(f"PUT {path}: body {body} lacks client_id \"me\" or image")
+                return self.reply(400, {"success": False, "error": "invalid_args", "msg": "bad body"})
+            if not isinstance(body.get("env", {}), dict):
+                violations.append(f"PUT {path}: env is not an object")
+            offer = take_offer(lambda o: str(o["id"]) == ask)
+            if offer is None:
+                return self.reply(404, {"success": False, "error": "no_such_ask",
+                                        "msg": "Instance type no longer available"})
+            market["offers"].remove(offer)
+            count = offer.get("count", 1)
+            price = float(body["price"]) if "price" in body else float(offer["price"]) * count
+            ident = str(5000 + created["n"] + 1)
+            inst = self.create({"id": ident, "name": body.get("label", ""), "state": "starting",
+                                "gpu": offer["gpu"], "count": count, "price": price,
+                                "region": offer.get("region"), "created": int(time.time())})
+            if inst is None:
+                return None
+            return self.reply(200, {"success": True, "new_contract": int(ident)})
         if method == "GET" and path == "/api/v0/charges/":
             try:
                 day_filter = json.loads(query["select_filters"])["day"]
@@ -367,6 +520,39 @@ class Handler(BaseHTTPRequestHandler):
             if ident not in instances:
                 return self.reply(404, {"error": {"code": "global/object-does-not-exist", "message": "Instance not found"}})
             return self.reply(200, {"data": render(instances[ident])})
+        if method == "GET" and path == "/api/v1/instance-types":
+            return self.reply(200, lambda_types())
+        if method == "GET" and path == "/api/v1/ssh-keys":
+            return self.reply(200, {"data": script.setdefault("ssh_keys", [])})
+        if method == "POST" and path == "/api/v1/ssh-keys":
+            if not isinstance(body, dict) or not body.get("name") or not body.get("public_key"):
+                violations.append("POST /api/v1/ssh-keys: no name or public_key")
+                return self.reply(400, {"error": {"code": "global/invalid-parameters", "message": "bad body"}})
+            key = {"id": f"key{len(script.setdefault('ssh_keys', [])) + 1}", "name": body["name"],
+                   "public_key": body["public_key"]}
+            script["ssh_keys"].append(key)
+            return self.reply(200, {"data": key})
+        if method == "POST" and path == "/api/v1/instance-operations/launch":
+            need = {"region_name", "instance_type_name", "ssh_key_names"}
+            if not isinstance(body, dict) or not need <= set(body) or not isinstance(body.get("ssh_key_names"), list):
+                violations.append(f"POST {path}: body {body} lacks {sorted(need)}")
+                return self.reply(400, {"error": {"code": "global/invalid-parameters", "message": "bad body"}})
+            known = {k["name"] for k in script.get("ssh_keys", [])}
+            if not set(body["ssh_key_names"]) <= known:
+                return self.reply(400, {"error": {"code": "global/invalid-parameters",
+                                                  "message": "Unknown SSH key name"}})
+            if self.no_capacity():
+                return self.reply(400, {"error": {"code": "instance-operations/launch/insufficient-capacity",
+                                                  "message": "Not enough capacity to fulfill launch request."}})
+            offer = take_offer(lambda o: o["id"] == body["instance_type_name"]) or {"price": 1, "gpu": "A100"}
+            count = offer.get("count", 1)
+            ident = f"0920{created['n'] + 1:04d}abcd"
+            inst = self.create({"id": ident, "name": body.get("name"), "state": "starting",
+                                "gpu": offer["gpu"], "count": count, "price": float(offer["price"]) * count,
+                                "region": body["region_name"], "created": int(time.time())})
+            if inst is None:
+                return None
+            return self.reply(200, {"data": {"instance_ids": [ident]}})
         if method == "POST" and path == "/api/v1/instance-operations/terminate":
             ids = (body or {}).get("instance_ids")
             if not isinstance(ids, list):

@@ -92,6 +92,10 @@ pub struct RecommendArgs {
     /// Currency of the prices.
     #[arg(long, default_value = "CNY")]
     pub currency: String,
+    /// Add the cheapest fitting market offers (kept by `leasehold market refresh`) to each plan,
+    /// with what the task costs on each when --hours is given.
+    #[arg(long)]
+    pub market: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -185,6 +189,8 @@ struct CandidateJson<'a> {
     currency: Option<&'a str>,
     price_origin: Option<PriceOrigin>,
     notes: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offers: Option<Vec<crate::market::OfferJson<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -208,6 +214,7 @@ fn candidate_json(c: &Candidate) -> CandidateJson<'_> {
         currency: c.currency.as_deref(),
         price_origin: c.price_origin,
         notes: english(&c.notes),
+        offers: None,
     }
 }
 
@@ -277,9 +284,30 @@ pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
         Ok(result) => result,
         Err(err) => return fail(&err),
     };
+    let per_plan = if args.market {
+        let offers = crate::market::kept_offers(db);
+        Some(leasehold_core::market::rank::per_plan(
+            &result,
+            args.hours,
+            &offers,
+            leasehold_core::market::rank::DEFAULT_DISK_GB,
+        ))
+    } else {
+        None
+    };
     if args.json {
         return print_json(&RecommendJson {
-            candidates: result.candidates.iter().map(candidate_json).collect(),
+            candidates: result
+                .candidates
+                .iter()
+                .enumerate()
+                .map(|(i, c)| CandidateJson {
+                    offers: per_plan
+                        .as_ref()
+                        .map(|p| p[i].iter().map(crate::market::ranked_json).collect()),
+                    ..candidate_json(c)
+                })
+                .collect(),
             notes: english(&result.notes),
             estimate: estimate_json(&result.estimate),
         });
@@ -302,6 +330,24 @@ pub fn run_recommend(args: &RecommendArgs, db: &Path) -> ExitCode {
             c.vram_gib,
             c.headroom_pct
         );
+        let index = result.candidates.iter().position(|x| std::ptr::eq(x, c));
+        if let Some(offers) = index.and_then(|i| per_plan.as_ref().map(|p| &p[i])) {
+            let now = crate::ledger::CLOCK.now();
+            for r in offers {
+                let task = r
+                    .task_cost
+                    .map(|t| format!("  task ≈ {t} {}", r.offer.currency))
+                    .unwrap_or_default();
+                say!("      {}{task}", crate::market::offer_line(&r.offer, now));
+            }
+        }
+    }
+    if args.market
+        && per_plan
+            .as_ref()
+            .is_some_and(|p| p.iter().all(Vec::is_empty))
+    {
+        say!("note: no market offers kept for these plans; `leasehold market refresh` fetches them (Vast.ai needs no account; RunPod and Lambda add theirs once linked with `leasehold account add`).");
     }
     for note in &result.notes {
         say!("note: {}", note.text.en);

@@ -28,6 +28,7 @@ mod install;
 mod instance;
 mod job;
 mod ledger;
+mod market;
 mod monitor;
 mod output;
 mod parse;
@@ -140,6 +141,11 @@ enum Command {
     Estimate(estimate::EstimateArgs),
     /// Rank GPUs (single and multi-GPU) that fit a task, cheapest plan first when priced.
     Recommend(estimate::RecommendArgs),
+    /// Live offers from the providers' catalogs: refresh, list, alerts.
+    #[command(subcommand)]
+    Market(market::MarketCommand),
+    /// Rent a market offer through the provider's API; recorded at once.
+    Rent(Box<market::RentArgs>),
     /// Choose the PyTorch CUDA wheel for a driver version and GPU.
     TorchWheel(gpus::TorchWheelArgs),
     /// List the GPU catalog with sourced specs.
@@ -226,6 +232,8 @@ fn main() -> ExitCode {
         Command::Forward { ssh, spec } => ssh::forward(ssh, spec),
         Command::Estimate(args) => estimate::run_estimate(args),
         Command::Recommend(args) => estimate::run_recommend(args, &cli.db_path()),
+        Command::Market(command) => market::run(&cli.db_path(), command),
+        Command::Rent(args) => market::run_rent(&cli.db_path(), args),
         Command::TorchWheel(args) => gpus::run_torch_wheel(args),
         Command::Gpus(args) => gpus::run_gpus(args),
         Command::LocalGpu(args) => gpus::run_local_gpu(args),

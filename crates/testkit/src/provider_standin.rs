@@ -68,6 +68,13 @@ impl ProviderStandin {
         self.call("PATCH", &format!("/_standin/instances/{id}"), Some(&change));
     }
 
+    /// The market its catalog serves: `{"offers": [neutral offer], "raw": [rows sent as they
+    /// are], "many": n}` (see the stand-in's docstring).
+    pub fn set_offers(&self, market: impl Into<Value>) {
+        let market = market.into();
+        self.call("POST", "/_standin/offers", Some(&market));
+    }
+
     /// Failures, page size, confirmation delay, charges, AutoDL's total spend.
     pub fn script(&self, script: impl Into<Value>) {
         let script = script.into();

@@ -113,6 +113,8 @@ impl Api {
                 .request(method.clone(), self.url(path, query)?)
                 .header(reqwest::header::ACCEPT, "application/json");
             request = match self.provider {
+                // An empty key is a keyless call (Vast.ai's offer search): no header at all.
+                _ if self.key.expose().is_empty() => request,
                 // AutoDL's documented header is the bare token.
                 Provider::Autodl => {
                     request.header(reqwest::header::AUTHORIZATION, self.key.expose())

@@ -1,0 +1,277 @@
+//! Market alerts: "RTX 4090 under $0.35/h", "H100 back in stock (in a region)". Each refresh
+//! checks them against the kept offers (pure [`hits`]); a hit is told through the saved
+//! webhooks (and the app's reminders) at most once per alert per hour.
+
+use chrono::{DateTime, Duration, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use ts_rs::TS;
+
+use super::filter::{cheapest_first, same_gpu};
+use super::offer::Offer;
+use super::MarketError;
+use crate::store::Store;
+use crate::webhook::WebhookMessage;
+
+/// The quietest an alert stays after it fired.
+pub const AT_MOST_EVERY: Duration = Duration::hours(1);
+
+/// What an alert waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export)]
+pub enum AlertRule {
+    /// An offer of the GPU below `below` per GPU-hour in `currency`.
+    Below {
+        #[ts(type = "string")]
+        below: Decimal,
+        currency: String,
+    },
+    /// An offer of the GPU in stock (in a region whose name contains `region`, when given).
+    InStock { region: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Alert {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub gpu: String,
+    pub rule: AlertRule,
+    pub created_at: DateTime<Utc>,
+    pub last_fired_at: Option<DateTime<Utc>>,
+}
+
+/// An alert that holds now, with the best offer that makes it hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct AlertHit {
+    pub alert: Alert,
+    pub offer: Offer,
+}
+
+impl AlertHit {
+    pub fn message(&self) -> WebhookMessage {
+        let o = &self.offer;
+        let mut fields = serde_json::Map::new();
+        fields.insert("kind".into(), "market_alert".into());
+        fields.insert("alert_id".into(), self.alert.id.into());
+        fields.insert("provider".into(), o.provider.as_str().into());
+        fields.insert("offer_id".into(), o.offer_id.clone().into());
+        fields.insert("gpu".into(), o.gpu.clone().into());
+        fields.insert(
+            "price_per_gpu_hour".into(),
+            o.price_per_gpu_hour.to_string().into(),
+        );
+        fields.insert("currency".into(), o.currency.clone().into());
+        let place = o
+            .region
+            .as_deref()
+            .map(|r| format!(" in {r}"))
+            .unwrap_or_default();
+        WebhookMessage {
+            title: format!("Leasehold: {} offer on {}", o.gpu, o.provider.display()),
+            text: format!(
+                "{}× {} on {}{place} at {} {}/GPU-hour ({} {}/h), stock {}; offer {}.",
+                o.count,
+                o.gpu,
+                o.provider.display(),
+                o.price_per_gpu_hour,
+                o.currency,
+                o.price_per_hour,
+                o.currency,
+                o.stock.as_str(),
+                o.offer_id
+            ),
+            fields,
+        }
+    }
+}
+
+fn check_gpu(gpu: &str) -> Result<String, MarketError> {
+    let gpu = crate::account::remote::clean_text(gpu, 60);
+    if gpu.is_empty() {
+        return Err(MarketError::InvalidInput("--gpu names no GPU".into()));
+    }
+    Ok(crate::catalog::find_gpu(&gpu).map_or(gpu, |spec| spec.name.clone()))
+}
+
+/// Add an alert; returns it.
+pub async fn add(
+    store: &Store,
+    gpu: &str,
+    rule: AlertRule,
+    now: DateTime<Utc>,
+) -> Result<Alert, MarketError> {
+    let gpu = check_gpu(gpu)?;
+    let (kind, below, currency, region) = match &rule {
+        AlertRule::Below { below, currency } => {
+            if *below <= Decimal::ZERO {
+                return Err(MarketError::InvalidInput(
+                    "--below must be a price more than zero".into(),
+                ));
+            }
+            let currency = crate::billing::Currency::parse(currency)?;
+            (
+                "below",
+                Some(below.normalize().to_string()),
+                Some(currency.code().to_owned()),
+                None,
+            )
+        }
+        AlertRule::InStock { region } => {
+            let region = region
+                .as_deref()
+                .map(|r| crate::account::remote::clean_text(r, 40))
+                .filter(|r| !r.is_empty());
+            ("in_stock", None, None, region)
+        }
+    };
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO market_alerts (gpu, kind, below, currency, region, created_at)
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(&gpu)
+    .bind(kind)
+    .bind(below)
+    .bind(currency)
+    .bind(region)
+    .bind(now)
+    .fetch_one(store.pool())
+    .await?;
+    list(store)
+        .await?
+        .into_iter()
+        .find(|a| a.id == id)
+        .ok_or(MarketError::UnknownAlert(id))
+}
+
+pub async fn list(store: &Store) -> Result<Vec<Alert>, MarketError> {
+    let rows = sqlx::query(
+        "SELECT id, gpu, kind, below, currency, region, created_at, last_fired_at
+         FROM market_alerts ORDER BY id",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    let mut out = Vec::new();
+    for row in rows {
+        let rule = match row.get::<String, _>("kind").as_str() {
+            "below" => {
+                let Some(below) = row
+                    .get::<Option<String>, _>("below")
+                    .and_then(|b| b.parse().ok())
+                else {
+                    continue;
+                };
+                AlertRule::Below {
+                    below,
+                    currency: row
+                        .get::<Option<String>, _>("currency")
+                        .unwrap_or_else(|| "USD".into()),
+                }
+            }
+            "in_stock" => AlertRule::InStock {
+                region: row.get("region"),
+            },
+            _ => continue,
+        };
+        out.push(Alert {
+            id: row.get("id"),
+            gpu: row.get("gpu"),
+            rule,
+            created_at: row.get("created_at"),
+            last_fired_at: row.get("last_fired_at"),
+        });
+    }
+    Ok(out)
+}
+
+pub async fn remove(store: &Store, id: i64) -> Result<(), MarketError> {
+    let done = sqlx::query("DELETE FROM market_alerts WHERE id = ?")
+        .bind(id)
+        .execute(store.pool())
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(MarketError::UnknownAlert(id));
+    }
+    Ok(())
+}
+
+/// The alerts that hold for `offers` and have not fired within the last hour, each with its
+/// best offer (cheapest first).
+pub fn hits(alerts: &[Alert], offers: &[Offer], now: DateTime<Utc>) -> Vec<AlertHit> {
+    alerts
+        .iter()
+        .filter(|a| a.last_fired_at.is_none_or(|t| now - t >= AT_MOST_EVERY))
+        .filter_map(|alert| {
+            offers
+                .iter()
+                .filter(|o| same_gpu(&alert.gpu, o) && o.stock.in_stock())
+                .filter(|o| match &alert.rule {
+                    AlertRule::Below { below, currency } => {
+                        o.currency.eq_ignore_ascii_case(currency) && o.price_per_gpu_hour < *below
+                    }
+                    AlertRule::InStock { region } => {
+                        o.stock != super::Stock::Unknown
+                            && region.as_deref().is_none_or(|r| {
+                                o.region
+                                    .as_deref()
+                                    .is_some_and(|or| or.to_lowercase().contains(&r.to_lowercase()))
+                            })
+                    }
+                })
+                .min_by(|a, b| cheapest_first(a, b))
+                .map(|offer| AlertHit {
+                    alert: alert.clone(),
+                    offer: offer.clone(),
+                })
+        })
+        .collect()
+}
+
+/// The alerts that hold now, marked as fired at `now` (so each is told at most once an hour).
+pub async fn take_due(store: &Store, now: DateTime<Utc>) -> Result<Vec<AlertHit>, MarketError> {
+    let offers = super::snapshot::all_offers(store).await?;
+    let due = hits(&list(store).await?, &offers, now);
+    for hit in &due {
+        sqlx::query("UPDATE market_alerts SET last_fired_at = ? WHERE id = ?")
+            .bind(now)
+            .bind(hit.alert.id)
+            .execute(store.pool())
+            .await?;
+    }
+    Ok(due)
+}
+
+/// [`take_due`], each hit sent to every saved webhook; returns the hits.
+pub async fn fire_due(store: &Store, now: DateTime<Utc>) -> Result<Vec<AlertHit>, MarketError> {
+    let due = take_due(store, now).await?;
+    if due.is_empty() {
+        return Ok(due);
+    }
+    let client = match crate::webhook::client() {
+        Ok(client) => client,
+        Err(err) => {
+            tracing::warn!(%err, "market alerts: no webhook client");
+            return Ok(due);
+        }
+    };
+    for hit in &due {
+        match crate::webhook::saved::send_to_all(&client, store, &hit.message(), now).await {
+            Ok(results) => {
+                for (hook, outcome) in results {
+                    if let Err(err) = outcome {
+                        tracing::warn!(hook = hook.id, %err, "market alert not delivered");
+                    }
+                }
+            }
+            Err(err) => tracing::warn!(%err, "market alert: webhooks unreadable"),
+        }
+    }
+    Ok(due)
+}
+
+#[cfg(test)]
+#[path = "alerts_tests.rs"]
+mod tests;

@@ -1,0 +1,418 @@
+//! Refreshing the market and keeping it: one SQLite row per provider (migration 0350) with its
+//! last good offers. Stale-while-revalidate: a failed refresh keeps the offers and their
+//! `fetched_at`, recording only the failure and when the next request may go (doubling after a
+//! 429 or a failure, so a busy provider is not asked again and again).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use ts_rs::TS;
+
+use super::offer::{Offer, PriceSource, Stock};
+use super::parse::{self, Parsed};
+use super::MarketError;
+use crate::account::http::{refusal, Api};
+use crate::account::{key_of, AccountError, AccountRef, Backoff, Endpoints, Provider};
+use crate::billing::ledger;
+use crate::ssh::Secret;
+use crate::store::Store;
+
+/// How often the app refreshes while it runs.
+pub const REFRESH_EVERY: Duration = Duration::from_secs(15 * 60);
+/// Offers asked of Vast.ai per search (one request per refresh).
+const VAST_LIMIT: u32 = 1000;
+/// One try per refresh: the back-off is kept in the database, not slept through.
+const ONE_TRY: Backoff = Backoff {
+    first: Duration::from_secs(1),
+    attempts: 1,
+};
+
+/// One provider's snapshot as kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Snapshot {
+    pub provider: Provider,
+    pub offers: Vec<Offer>,
+    /// When `offers` were fetched; `None` before the first refresh that went through.
+    pub fetched_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub failed_at: Option<DateTime<Utc>>,
+    pub next_refresh_after: Option<DateTime<Utc>>,
+}
+
+/// What one provider's refresh did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct ProviderRefresh {
+    pub provider: Provider,
+    /// When the offers now kept were fetched (this refresh's time when it went through).
+    pub fetched_at: Option<DateTime<Utc>>,
+    /// Offers kept now.
+    #[ts(type = "number")]
+    pub offers: u64,
+    /// Why this refresh did not go through; the earlier offers are kept.
+    pub error: Option<String>,
+    /// Rows of the provider's answer that were skipped, and why (a few).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct RefreshReport {
+    pub providers: Vec<ProviderRefresh>,
+}
+
+/// Every provider's snapshot (providers never refreshed are absent).
+pub async fn load(store: &Store) -> Result<Vec<Snapshot>, MarketError> {
+    let rows = sqlx::query(
+        "SELECT provider, offers, fetched_at, last_error, failed_at, next_refresh_after
+         FROM market_snapshots ORDER BY provider",
+    )
+    .fetch_all(store.pool())
+    .await?;
+    let mut out = Vec::new();
+    for row in rows {
+        let Ok(provider) = Provider::parse(row.get::<String, _>("provider").as_str()) else {
+            continue;
+        };
+        // A row this version cannot read counts as no offers, never as a failure.
+        let offers: Vec<Offer> =
+            serde_json::from_str(row.get::<String, _>("offers").as_str()).unwrap_or_default();
+        out.push(Snapshot {
+            provider,
+            offers,
+            fetched_at: row.get("fetched_at"),
+            last_error: row.get("last_error"),
+            failed_at: row.get("failed_at"),
+            next_refresh_after: row.get("next_refresh_after"),
+        });
+    }
+    Ok(out)
+}
+
+/// Every kept offer of every provider.
+pub async fn all_offers(store: &Store) -> Result<Vec<Offer>, MarketError> {
+    Ok(load(store)
+        .await?
+        .into_iter()
+        .flat_map(|s| s.offers)
+        .collect())
+}
+
+async fn save_good(
+    store: &Store,
+    provider: Provider,
+    offers: &[Offer],
+    now: DateTime<Utc>,
+) -> Result<(), MarketError> {
+    let json =
+        serde_json::to_string(offers).map_err(|err| MarketError::InvalidInput(err.to_string()))?;
+    sqlx::query(
+        "INSERT INTO market_snapshots (provider, offers, fetched_at, failures)
+         VALUES (?, ?, ?, 0)
+         ON CONFLICT (provider) DO UPDATE SET offers = excluded.offers,
+             fetched_at = excluded.fetched_at, last_error = NULL, failed_at = NULL,
+             failures = 0, next_refresh_after = NULL",
+    )
+    .bind(provider.as_str())
+    .bind(json)
+    .bind(now)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// Keep the offers; record the failure and the next time a request may go.
+async fn save_failure(
+    store: &Store,
+    provider: Provider,
+    error: &str,
+    rate_limited: bool,
+    now: DateTime<Utc>,
+) -> Result<(), MarketError> {
+    let failures: i64 =
+        sqlx::query_scalar("SELECT failures FROM market_snapshots WHERE provider = ?")
+            .bind(provider.as_str())
+            .fetch_optional(store.pool())
+            .await?
+            .unwrap_or(0);
+    let wait = next_wait(failures + 1, rate_limited);
+    sqlx::query(
+        "INSERT INTO market_snapshots (provider, last_error, failed_at, failures, next_refresh_after)
+         VALUES (?, ?, ?, 1, ?)
+         ON CONFLICT (provider) DO UPDATE SET last_error = excluded.last_error,
+             failed_at = excluded.failed_at, failures = market_snapshots.failures + 1,
+             next_refresh_after = excluded.next_refresh_after",
+    )
+    .bind(provider.as_str())
+    .bind(error)
+    .bind(now)
+    .bind(now + wait)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// The wait before the next request after `failures` failed ones in a row: a 429 waits a minute,
+/// doubling to an hour; another failure 30 s, doubling to 15 minutes.
+pub fn next_wait(failures: i64, rate_limited: bool) -> chrono::Duration {
+    let (first, cap) = if rate_limited { (60, 3600) } else { (30, 900) };
+    let doublings = (failures - 1).clamp(0, 10) as u32;
+    chrono::Duration::seconds((first * 2i64.pow(doublings)).min(cap))
+}
+
+/// Refresh one provider or all of them (side by side), on demand or from the app's timer.
+pub async fn refresh(
+    store: &Store,
+    endpoints: &Endpoints,
+    only: Option<Provider>,
+    now: DateTime<Utc>,
+) -> Result<RefreshReport, MarketError> {
+    let providers: Vec<Provider> = match only {
+        Some(p) => vec![p],
+        None => Provider::ALL.to_vec(),
+    };
+    let kept = load(store).await?;
+    let fetches = providers.iter().map(|&provider| {
+        let waiting = kept
+            .iter()
+            .find(|s| s.provider == provider)
+            .and_then(|s| s.next_refresh_after)
+            .filter(|t| *t > now);
+        async move {
+            match waiting {
+                Some(until) => (provider, Fetch::Waiting(until)),
+                None => (provider, fetch(store, endpoints, provider, now).await),
+            }
+        }
+    });
+    let results = futures::future::join_all(fetches).await;
+    let mut report = RefreshReport {
+        providers: Vec::new(),
+    };
+    for (provider, result) in results {
+        let previous = kept.iter().find(|s| s.provider == provider);
+        let kept_count = previous.map_or(0, |s| s.offers.len()) as u64;
+        let kept_at = previous.and_then(|s| s.fetched_at);
+        let entry = match result {
+            Fetch::Got(parsed) => {
+                save_good(store, provider, &parsed.offers, now).await?;
+                ProviderRefresh {
+                    provider,
+                    fetched_at: Some(now),
+                    offers: parsed.offers.len() as u64,
+                    error: None,
+                    warnings: parsed.warnings,
+                }
+            }
+            Fetch::Failed(err) => {
+                let rate_limited = matches!(err, AccountError::RateLimited { .. });
+                let text = err.to_string();
+                save_failure(store, provider, &text, rate_limited, now).await?;
+                ProviderRefresh {
+                    provider,
+                    fetched_at: kept_at,
+                    offers: kept_count,
+                    error: Some(text),
+                    warnings: Vec::new(),
+                }
+            }
+            Fetch::NoAccount => ProviderRefresh {
+                provider,
+                fetched_at: kept_at,
+                offers: kept_count,
+                error: Some(format!(
+                    "no {} account: `leasehold account add {}` adds its catalog",
+                    provider.display(),
+                    provider.as_str()
+                )),
+                warnings: Vec::new(),
+            },
+            Fetch::Waiting(until) => ProviderRefresh {
+                provider,
+                fetched_at: kept_at,
+                offers: kept_count,
+                error: Some(format!(
+                    "{} was busy or failing; the next request goes after {}",
+                    provider.display(),
+                    until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                )),
+                warnings: Vec::new(),
+            },
+        };
+        report.providers.push(entry);
+    }
+    Ok(report)
+}
+
+enum Fetch {
+    Got(Parsed),
+    Failed(AccountError),
+    NoAccount,
+    Waiting(DateTime<Utc>),
+}
+
+/// The key of the provider's first account (by label), or `None` when none is linked.
+pub(crate) async fn account_key(
+    store: &Store,
+    provider: Provider,
+) -> Result<Option<(AccountRef, Secret)>, AccountError> {
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
+    let rows = crate::store::accounts::list_accounts(&mut conn).await?;
+    let Some(row) = rows.into_iter().find(|r| r.provider == provider.as_str()) else {
+        return Ok(None);
+    };
+    let account = AccountRef {
+        provider,
+        label: row.label,
+    };
+    let key = key_of(&account, row.key_env.as_deref())?;
+    Ok(Some((account, key)))
+}
+
+async fn fetch(
+    store: &Store,
+    endpoints: &Endpoints,
+    provider: Provider,
+    now: DateTime<Utc>,
+) -> Fetch {
+    let result = match provider {
+        Provider::Autodl => return your_last_prices(store, now).await,
+        Provider::Vast => vast(endpoints, now).await,
+        Provider::Runpod | Provider::Lambda => match account_key(store, provider).await {
+            Ok(Some((_, key))) => keyed(endpoints, provider, key, now).await,
+            Ok(None) => return Fetch::NoAccount,
+            Err(err) => Err(err),
+        },
+    };
+    match result {
+        Ok(parsed) => Fetch::Got(parsed),
+        Err(err) => Fetch::Failed(err),
+    }
+}
+
+async fn vast(endpoints: &Endpoints, now: DateTime<Utc>) -> Result<Parsed, AccountError> {
+    let api = Api::new(
+        Provider::Vast,
+        endpoints.base(Provider::Vast),
+        Secret::new(""),
+        ONE_TRY,
+    )?;
+    let answer = api
+        .send(
+            Method::POST,
+            "/api/v0/bundles/",
+            &[],
+            Some(&parse::vast_query(VAST_LIMIT)),
+        )
+        .await?;
+    if !(200..300).contains(&answer.status) {
+        return Err(refusal("Vast.ai", &answer, None));
+    }
+    Ok(parse::vast(&answer.body, now))
+}
+
+async fn keyed(
+    endpoints: &Endpoints,
+    provider: Provider,
+    key: Secret,
+    now: DateTime<Utc>,
+) -> Result<Parsed, AccountError> {
+    let api = Api::new(provider, endpoints.base(provider), key, ONE_TRY)?;
+    let (path, query): (&str, Vec<(&str, String)>) = match provider {
+        Provider::Runpod => (
+            "/v2/catalog/gpus",
+            vec![
+                ("include", "AVAILABILITY".to_owned()),
+                ("product", "POD".to_owned()),
+            ],
+        ),
+        _ => ("/api/v1/instance-types", Vec::new()),
+    };
+    let answer = api.send(Method::GET, path, &query, None).await?;
+    if !(200..300).contains(&answer.status) {
+        return Err(refusal(provider.display(), &answer, None));
+    }
+    Ok(match provider {
+        Provider::Runpod => parse::runpod(&answer.body, now),
+        _ => parse::lambda(&answer.body, now),
+    })
+}
+
+/// AutoDL publishes no prices: its rows are the user's own AutoDL rentals, the newest per GPU,
+/// count and region, marked "your last price" and dated when that rental was recorded.
+async fn your_last_prices(store: &Store, now: DateTime<Utc>) -> Fetch {
+    let rentals = match ledger::list(store, now).await {
+        Ok(rentals) => rentals,
+        Err(err) => {
+            return Fetch::Failed(AccountError::Malformed {
+                provider: "AutoDL",
+                detail: err.to_string(),
+            })
+        }
+    };
+    let mut parsed = Parsed::default();
+    let mut autodl: Vec<_> = rentals
+        .into_iter()
+        .filter(|r| r.provider == Provider::Autodl.preset().as_str())
+        .collect();
+    autodl.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    for rental in autodl {
+        let spec = crate::catalog::find_gpu(&rental.gpu_model);
+        let vram_gb = spec
+            .and_then(|s| s.memory_gb.as_ref())
+            .map_or(0, |m| m.value.round() as u32);
+        let gpu = spec.map_or_else(|| rental.gpu_model.clone(), |s| s.name.clone());
+        let duplicate = parsed.offers.iter().any(|o: &Offer| {
+            o.gpu == gpu && o.count == rental.gpu_count && o.region == rental.region
+        });
+        if duplicate || rental.price_per_gpu_hour <= rust_decimal::Decimal::ZERO {
+            continue;
+        }
+        parsed.offers.push(Offer {
+            provider: Provider::Autodl,
+            offer_id: format!("ledger-{}", rental.id),
+            gpu,
+            count: rental.gpu_count,
+            vram_gb,
+            price_per_hour: rental.price_per_gpu_hour
+                * rust_decimal::Decimal::from(rental.gpu_count),
+            price_per_gpu_hour: rental.price_per_gpu_hour,
+            currency: rental.currency.code().to_owned(),
+            storage_per_gb_month: None,
+            region: rental.region.clone(),
+            stock: Stock::Unknown,
+            interruptible: false,
+            min_bid: None,
+            reliability: None,
+            fetched_at: rental.created_at,
+            source: PriceSource::YourLastPrice,
+        });
+    }
+    Fetch::Got(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_wait;
+
+    #[test]
+    fn waits_double_up_to_their_cap() {
+        let secs = |f, r| next_wait(f, r).num_seconds();
+        assert_eq!(
+            [secs(1, true), secs(2, true), secs(3, true), secs(9, true)],
+            [60, 120, 240, 3600]
+        );
+        assert_eq!(
+            [secs(1, false), secs(2, false), secs(20, false)],
+            [30, 60, 900]
+        );
+    }
+}
