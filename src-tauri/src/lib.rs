@@ -144,6 +144,10 @@ app_commands![
     team::team_dismiss_reminder,
     team::team_snooze_reminder,
     team::team_share_verify,
+    status::instance_status,
+    status::instance_statuses,
+    status::instance_match_gpu_count,
+    account::account_accept,
 ];
 
 pub fn run() {

@@ -24,6 +24,7 @@ pub mod remind;
 pub mod settings;
 pub mod shell;
 pub mod ssh;
+pub mod status;
 pub mod stop;
 pub mod store;
 pub mod target;

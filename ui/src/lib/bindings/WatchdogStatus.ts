@@ -25,7 +25,7 @@ busy: Array<string>,
 /**
  * Every value of the latest sample, e.g. `gpu=0% cpu=1% io=0KiB/s net=0KiB/s ssh=0`.
  */
-sample: string | null, updated: string | null, 
+sample: string | null, unreadable: Array<string>, updated: string | null, 
 /**
  * The settings the running copy started with, as it wrote them.
  */

@@ -118,6 +118,10 @@ export const COMMANDS = [
   'team_dismiss_reminder',
   'team_snooze_reminder',
   'team_share_verify',
+  'instance_status',
+  'instance_statuses',
+  'instance_match_gpu_count',
+  'account_accept',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
