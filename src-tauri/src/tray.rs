@@ -76,7 +76,10 @@ fn lines(
             } else {
                 rate(&labels.per_hour, &s.cost_per_hour.to_string(), currency)
             };
-            (format!("instance:{}", s.instance), format!("{} · {text}", s.instance))
+            (
+                format!("instance:{}", s.instance),
+                format!("{} · {text}", s.instance),
+            )
         })
         .collect();
     totals.retain(|_, sum| !sum.is_zero());

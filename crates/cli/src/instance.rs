@@ -355,8 +355,11 @@ fn list(db: &Path, args: &ListArgs) -> Result<ExitCode, ExitCode> {
         eprintln!("warning: {} [{}]", broken.message, broken.code);
     }
     if args.json {
-        let rows: Vec<serde_json::Value> =
-            listing.instances.iter().map(status::ListedInstance::list_json).collect();
+        let rows: Vec<serde_json::Value> = listing
+            .instances
+            .iter()
+            .map(status::ListedInstance::list_json)
+            .collect();
         return Ok(output::print_json(&rows));
     }
     if listing.instances.is_empty() {

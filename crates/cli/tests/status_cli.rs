@@ -37,8 +37,21 @@ fn add_running(db: &Path, name: &str, provider: &str, currency: &str, price: &st
     leasehold(
         db,
         &[
-            "instance", "add", name, "--gpu", "RTX 4090", "--count", "1", "--price", price,
-            "--currency", currency, "--provider", provider, "--at", T0,
+            "instance",
+            "add",
+            name,
+            "--gpu",
+            "RTX 4090",
+            "--count",
+            "1",
+            "--price",
+            price,
+            "--currency",
+            currency,
+            "--provider",
+            provider,
+            "--at",
+            T0,
         ],
     )
     .success();
@@ -46,7 +59,13 @@ fn add_running(db: &Path, name: &str, provider: &str, currency: &str, price: &st
 }
 
 fn status(db: &Path, name: &str, minutes: i64) -> Value {
-    json(&leasehold(db, &["instance", "status", name, "--json", "--at", &at(minutes)]).success())
+    json(
+        &leasehold(
+            db,
+            &["instance", "status", name, "--json", "--at", &at(minutes)],
+        )
+        .success(),
+    )
 }
 
 /// Run `work` against the database file, as another part of Leasehold would have written it.
@@ -90,17 +109,30 @@ fn status_json_has_exactly_the_contracts_keys_and_decimal_strings() {
     assert_eq!(
         keys,
         [
-            "actions", "cost_per_hour", "currency", "facts", "instance", "may_cost_per_hour",
-            "since", "state", "warnings"
+            "actions",
+            "cost_per_hour",
+            "currency",
+            "facts",
+            "instance",
+            "may_cost_per_hour",
+            "since",
+            "state",
+            "warnings"
         ]
     );
     assert_eq!(value["instance"], "box");
     assert_eq!(value["state"], "running");
-    assert_eq!(value["since"], "2025-03-01T00:10:00Z", "RFC 3339, from the start");
+    assert_eq!(
+        value["since"], "2025-03-01T00:10:00Z",
+        "RFC 3339, from the start"
+    );
     assert_eq!(value["currency"], "CNY");
     assert_eq!(value["cost_per_hour"], "2.50");
     assert_eq!(value["may_cost_per_hour"], "2.50");
-    assert_eq!(value["actions"], serde_json::json!(["stop", "record_stop", "release"]));
+    assert_eq!(
+        value["actions"],
+        serde_json::json!(["stop", "record_stop", "release"])
+    );
     assert_eq!(value["warnings"], serde_json::json!([]));
     let fact = &value["facts"][0];
     assert_eq!(fact["source"], "ledger");
@@ -131,14 +163,23 @@ fn a_contradicted_stop_is_stop_unconfirmed_in_status_and_list_and_may_still_cost
     });
     let value = status(&db, "lora", 90);
     assert_eq!(value["state"], "stop_unconfirmed");
-    assert_eq!(value["cost_per_hour"], "0.00", "the ledger bills nothing while stopped");
-    assert_eq!(value["may_cost_per_hour"], "2.50", "but the machine answered");
+    assert_eq!(
+        value["cost_per_hour"], "0.00",
+        "the ledger bills nothing while stopped"
+    );
+    assert_eq!(
+        value["may_cost_per_hour"], "2.50",
+        "but the machine answered"
+    );
     assert_eq!(value["actions"][0], "check_again");
     assert_eq!(value["warnings"][0]["code"], "status.stop_unconfirmed");
     assert!(value["warnings"][0]["message"].is_string());
     let list = json(&leasehold(&db, &["instance", "list", "--json", "--at", &at(90)]).success());
     assert_eq!(list[0]["name"], "lora");
-    assert_eq!(list[0]["state"], "stop_unconfirmed", "the list carries the same state");
+    assert_eq!(
+        list[0]["state"], "stop_unconfirmed",
+        "the list carries the same state"
+    );
     assert_eq!(list[0]["total"], "2.50", "the summary's own keys stay");
 }
 
@@ -149,8 +190,19 @@ fn list_json_gives_each_instance_the_status_state() {
     leasehold(
         &db,
         &[
-            "instance", "add", "fresh", "--gpu", "A100", "--price", "3", "--currency", "CNY",
-            "--billing-starts", "running", "--at", T0,
+            "instance",
+            "add",
+            "fresh",
+            "--gpu",
+            "A100",
+            "--price",
+            "3",
+            "--currency",
+            "CNY",
+            "--billing-starts",
+            "running",
+            "--at",
+            T0,
         ],
     )
     .success();
@@ -166,7 +218,11 @@ fn list_json_gives_each_instance_the_status_state() {
         .collect();
     assert_eq!(
         states,
-        [("fresh", "created"), ("busy", "running"), ("gone", "released")]
+        [
+            ("fresh", "created"),
+            ("busy", "running"),
+            ("gone", "released")
+        ]
     );
 }
 
@@ -191,7 +247,9 @@ fn eight_gpus_seen_on_a_one_gpu_rental_warn_and_one_call_updates_the_rules() {
         })
         .collect();
     with_store(&db, |store| async move {
-        history::record(&store, "big", &minutes).await.expect("minutes recorded");
+        history::record(&store, "big", &minutes)
+            .await
+            .expect("minutes recorded");
     });
     let value = status(&db, "big", 60);
     let warning = &value["warnings"][0];
@@ -259,7 +317,11 @@ fn a_released_instance_the_provider_still_lists_is_released_but_listed() {
         .iter()
         .filter_map(|w| w["code"].as_str())
         .collect();
-    assert_eq!(codes, ["status.released_but_listed"], "a released instance has no watchdog to worry about");
+    assert_eq!(
+        codes,
+        ["status.released_but_listed"],
+        "a released instance has no watchdog to worry about"
+    );
     let list = json(&leasehold(&db, &["instance", "list", "--json", "--at", &at(60)]).success());
     assert_eq!(list[0]["state"], "released_but_listed");
 }
@@ -272,6 +334,9 @@ fn status_of_an_unknown_instance_is_bad_input_and_text_names_the_state() {
     leasehold(&db, &["instance", "status", "nope", "--json"]).code(2);
     let text = leasehold(&db, &["instance", "status", "box", "--at", &at(60)]).success();
     let out = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
-    assert!(out.starts_with("box: running since 2025-03-01T00:10:00+00:00 · 2.50 CNY/h"), "{out}");
+    assert!(
+        out.starts_with("box: running since 2025-03-01T00:10:00+00:00 · 2.50 CNY/h"),
+        "{out}"
+    );
     assert!(out.contains("now: stop, record_stop, release"), "{out}");
 }

@@ -37,7 +37,10 @@ pub async fn accept_held_price(
         field: "held_price",
         reason: format!("no price change is held for {name:?}; nothing to accept"),
     };
-    let held = link.held_price_per_hour.as_deref().ok_or_else(nothing_held)?;
+    let held = link
+        .held_price_per_hour
+        .as_deref()
+        .ok_or_else(nothing_held)?;
     let price = crate::billing::rules::parse_decimal("held_price", held)?;
     if let Some(currency) = link.held_currency.as_deref() {
         if !currency.eq_ignore_ascii_case(&row.currency) {

@@ -15,7 +15,9 @@ use super::{Fact, FactSource, InstanceStatus, StatusAction, StatusState, StatusW
 use crate::billing::engine::{self, Costing};
 use crate::billing::ledger::InstanceHistory;
 use crate::billing::money::display_rate;
-use crate::billing::{BillingError, BillingRules, EventKind, InstanceState, ProviderKey, StoppedBilling};
+use crate::billing::{
+    BillingError, BillingRules, EventKind, InstanceState, ProviderKey, StoppedBilling,
+};
 use crate::store::accounts::LinkRow;
 use crate::store::stop_checks::StopCheckRow;
 use crate::store::watchdog_looks::WatchdogLookRow;
@@ -116,8 +118,8 @@ pub fn decide(known: &Known<'_>, now: DateTime<Utc>) -> Result<InstanceStatus, B
             let answered = known
                 .stop_check
                 .filter(|c| c.answered && c.checked_at >= ledger_since);
-            let provider_runs = listed_after(ledger_since)
-                .filter(|w| matches!(*w, "running" | "starting"));
+            let provider_runs =
+                listed_after(ledger_since).filter(|w| matches!(*w, "running" | "starting"));
             if answered.is_some() || provider_runs.is_some() {
                 let may = running_rate.max(cost);
                 decided.stop_unconfirmed(answered, provider_runs.and(link), may);
@@ -135,13 +137,19 @@ pub fn decide(known: &Known<'_>, now: DateTime<Utc>) -> Result<InstanceStatus, B
         InstanceState::NoGpu => (StatusState::RunningNoGpu, ledger_since, cost),
     };
 
-    if !matches!(state, StatusState::Released | StatusState::ReleasedButListed) {
+    if !matches!(
+        state,
+        StatusState::Released | StatusState::ReleasedButListed
+    ) {
         decided.held_price(rules.as_ref())?;
         decided.currency_differs(rules.as_ref());
         if state == StatusState::Running {
             decided.gpu_count(rules.as_ref(), since)?;
         }
-        if matches!(state, StatusState::Running | StatusState::RunningNoGpu | StatusState::Created) {
+        if matches!(
+            state,
+            StatusState::Running | StatusState::RunningNoGpu | StatusState::Created
+        ) {
             decided.watchdog(since);
         }
         decided.import_warning();
@@ -262,7 +270,10 @@ impl Decided<'_, '_> {
             self.provider_name,
             since.to_rfc3339()
         );
-        let params = [("provider", self.provider_key()), ("since", since.to_rfc3339())];
+        let params = [
+            ("provider", self.provider_key()),
+            ("since", since.to_rfc3339()),
+        ];
         self.warn(codes::MISSING_AT_PROVIDER, message, &params);
     }
 

@@ -204,7 +204,10 @@ pub mod codes {
 }
 
 /// The summary's state word replaced by the status's (`instance list --json`).
-pub(crate) fn summary_with_state(summary: &InstanceSummary, state: StatusState) -> serde_json::Value {
+pub(crate) fn summary_with_state(
+    summary: &InstanceSummary,
+    state: StatusState,
+) -> serde_json::Value {
     let mut value = serde_json::to_value(summary).unwrap_or(serde_json::Value::Null);
     if let Some(map) = value.as_object_mut() {
         map.insert("state".to_owned(), serde_json::Value::from(state.as_str()));

@@ -6,7 +6,9 @@ use rust_decimal_macros::dec;
 
 use super::*;
 use crate::billing::ledger::InstanceHistory;
-use crate::billing::{BillingRules, BillingStart, EventKind, LedgerEvent, ProviderKey, StoppedBilling};
+use crate::billing::{
+    BillingRules, BillingStart, EventKind, LedgerEvent, ProviderKey, StoppedBilling,
+};
 use crate::store::accounts::LinkRow;
 use crate::store::stop_checks::StopCheckRow;
 use crate::store::watchdog_looks::WatchdogLookRow;
@@ -136,6 +138,8 @@ struct Expect {
     warnings: &'static [&'static str],
 }
 
+// One row per line reads as the table it is.
+#[rustfmt::skip]
 fn table() -> Vec<(Case, Expect)> {
     let from_power_on = {
         let mut r = rules(dec!(2.50), 1);
@@ -310,8 +314,16 @@ fn every_case_of_the_table_decides_its_state_cost_actions_and_warnings() {
         let what = case.what;
         assert_eq!(status.state, expect.state, "{what}: state");
         assert_eq!(status.since, t(expect.since), "{what}: since");
-        assert_eq!(status.cost_per_hour.to_string(), expect.cost, "{what}: cost per hour");
-        assert_eq!(status.may_cost_per_hour.to_string(), expect.may, "{what}: may cost per hour");
+        assert_eq!(
+            status.cost_per_hour.to_string(),
+            expect.cost,
+            "{what}: cost per hour"
+        );
+        assert_eq!(
+            status.may_cost_per_hour.to_string(),
+            expect.may,
+            "{what}: may cost per hour"
+        );
         assert_eq!(status.actions, expect.actions, "{what}: actions");
         let codes: Vec<&str> = status.warnings.iter().map(|w| w.code.as_str()).collect();
         assert_eq!(codes, expect.warnings, "{what}: warnings");
@@ -319,7 +331,10 @@ fn every_case_of_the_table_decides_its_state_cost_actions_and_warnings() {
         warnings.extend(codes.iter().map(|c| (*c).to_owned()));
     }
     for state in StatusState::ALL {
-        assert!(states.contains(&state), "the table has no case for {state:?}");
+        assert!(
+            states.contains(&state),
+            "the table has no case for {state:?}"
+        );
     }
     for code in codes::ALL {
         assert!(warnings.contains(code), "the table has no case for {code}");
@@ -331,12 +346,24 @@ fn stop_is_never_offered_on_created_and_never_follows_record_stop() {
     for (case, _) in table() {
         let status = run(&case);
         if status.state == S::Created {
-            assert!(!status.actions.contains(&Stop), "{}: Stop on created", case.what);
+            assert!(
+                !status.actions.contains(&Stop),
+                "{}: Stop on created",
+                case.what
+            );
         }
         if let Some(record) = status.actions.iter().position(|a| *a == RecordStop) {
-            assert_ne!(record, 0, "{}: recording a stop is never the first choice", case.what);
+            assert_ne!(
+                record, 0,
+                "{}: recording a stop is never the first choice",
+                case.what
+            );
             if let Some(stop) = status.actions.iter().position(|a| *a == Stop) {
-                assert!(stop < record, "{}: Stop comes before recording one", case.what);
+                assert!(
+                    stop < record,
+                    "{}: Stop comes before recording one",
+                    case.what
+                );
             }
         }
     }
@@ -346,7 +373,11 @@ fn stop_is_never_offered_on_created_and_never_follows_record_stop() {
 fn the_gpu_card_names_the_count_and_the_new_hourly_price() {
     let status = run(&Case {
         events: vec![(10, Started)],
-        monitor: Some(GpuLook { at: t(118), gpus: 8, busiest_percent: 40 }),
+        monitor: Some(GpuLook {
+            at: t(118),
+            gpus: 8,
+            busiest_percent: 40,
+        }),
         ..case("8 GPUs")
     });
     let warning = &status.warnings[0];
@@ -354,7 +385,11 @@ fn the_gpu_card_names_the_count_and_the_new_hourly_price() {
     assert_eq!(warning.params["recorded"], "1");
     assert_eq!(warning.params["price"], "20.00", "8 × 2.50 an hour");
     assert_eq!(warning.params["currency"], "CNY");
-    assert!(warning.message.contains("update to 8 (20.00 CNY/h)"), "{}", warning.message);
+    assert!(
+        warning.message.contains("update to 8 (20.00 CNY/h)"),
+        "{}",
+        warning.message
+    );
 }
 
 #[test]
@@ -376,7 +411,11 @@ fn a_held_price_says_who_bills_what_from_when() {
     assert_eq!(warning.params["from"], "0.50");
     assert_eq!(warning.params["to"], "500.00");
     assert_eq!(warning.params["since"], t(100).to_rfc3339());
-    assert!(warning.message.starts_with("RunPod now bills 500.00 USD/h"), "{}", warning.message);
+    assert!(
+        warning.message.starts_with("RunPod now bills 500.00 USD/h"),
+        "{}",
+        warning.message
+    );
 }
 
 #[test]
@@ -388,22 +427,46 @@ fn facts_name_their_source_and_come_oldest_first() {
         ..case("facts")
     });
     let sources: Vec<FactSource> = status.facts.iter().map(|f| f.source).collect();
-    assert_eq!(sources, [FactSource::Ledger, FactSource::Ssh, FactSource::Provider]);
+    assert_eq!(
+        sources,
+        [FactSource::Ledger, FactSource::Ssh, FactSource::Provider]
+    );
     assert!(status.facts.windows(2).all(|w| w[0].at <= w[1].at));
     assert_eq!(status.facts[1].says, "it still answered after the stop");
 }
 
 #[test]
 fn the_json_has_exactly_the_contracts_keys() {
-    let status = run(&Case { events: vec![(10, Started)], ..case("json") });
+    let status = run(&Case {
+        events: vec![(10, Started)],
+        ..case("json")
+    });
     let value = serde_json::to_value(&status).unwrap();
-    let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["actions", "cost_per_hour", "currency", "facts", "instance", "may_cost_per_hour", "since", "state", "warnings"]
+        [
+            "actions",
+            "cost_per_hour",
+            "currency",
+            "facts",
+            "instance",
+            "may_cost_per_hour",
+            "since",
+            "state",
+            "warnings"
+        ]
     );
     assert_eq!(value["state"], "running");
-    assert_eq!(value["cost_per_hour"], "2.50", "amounts are decimal strings");
+    assert_eq!(
+        value["cost_per_hour"], "2.50",
+        "amounts are decimal strings"
+    );
     assert_eq!(value["actions"][0], "stop");
 }

@@ -48,7 +48,9 @@ mod tests {
     #[test]
     fn only_the_signals_named_unreadable_are_not_protecting_not_a_first_sample() {
         assert_eq!(
-            unreadable_signals(Some("gpu=unreadable cpu=first io=0KiB/s net=unreadable ssh=1")),
+            unreadable_signals(Some(
+                "gpu=unreadable cpu=first io=0KiB/s net=unreadable ssh=1"
+            )),
             ["gpu", "net"]
         );
         assert!(unreadable_signals(Some("gpu=0% cpu=first")).is_empty());

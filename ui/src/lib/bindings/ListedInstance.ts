@@ -2,4 +2,7 @@
 import type { InstanceStatus } from "./InstanceStatus";
 import type { InstanceSummary } from "./InstanceSummary";
 
+/**
+ * One rental of the list: the ledger's summary and its status.
+ */
 export type ListedInstance = { summary: InstanceSummary, status: InstanceStatus, };
