@@ -227,7 +227,7 @@ fn list_json_gives_each_instance_the_status_state() {
 }
 
 #[test]
-fn eight_gpus_seen_on_a_one_gpu_rental_warn_and_one_call_updates_the_rules() {
+fn eight_gpus_seen_on_a_one_gpu_rental_warn_with_the_new_hourly_price() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("ledger.sqlite3");
     add_running(&db, "big", "custom", "CNY", "2.5");

@@ -21,6 +21,8 @@ mod error;
 mod gpu_count;
 mod load;
 #[cfg(test)]
+mod store_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
