@@ -247,7 +247,7 @@ fn table() -> Vec<(Case, Expect)> {
             Expect { state: S::MissingAtProvider, since: 100, cost: "0.69", may: "0.69", actions: &[Release, RecordStop], warnings: &[codes::MISSING_AT_PROVIDER] },
         ),
         (
-            Case { events: stop_at_60.clone(), link: Some(missing), ..runpod("stopped, missing from the listing") },
+            Case { events: stop_at_60, link: Some(missing), ..runpod("stopped, missing from the listing") },
             Expect { state: S::MissingAtProvider, since: 100, cost: "0.00", may: "0.00", actions: &[Release], warnings: &[codes::MISSING_AT_PROVIDER] },
         ),
         (
