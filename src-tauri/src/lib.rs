@@ -152,6 +152,10 @@ app_commands![
     update::update_check_now,
     update::update_skip,
     update::update_install,
+    status::instance_status,
+    status::instance_statuses,
+    status::instance_match_gpu_count,
+    account::account_accept,
 ];
 
 pub fn run() {

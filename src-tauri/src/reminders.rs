@@ -46,6 +46,10 @@ pub struct TrayLabels {
     pub quit: String,
     /// "{rate} {currency}/h" pattern for a running instance's line.
     pub per_hour: String,
+    /// "may cost {rate} {currency}/h" pattern for an instance whose stop or release the
+    /// provider has not confirmed.
+    #[serde(default = "default_may_cost")]
+    pub may_cost: String,
     /// "Total {rate}" pattern.
     pub total: String,
     /// Shown when nothing bills.
@@ -62,12 +66,17 @@ pub struct TrayLabels {
     pub account_new_instance: String,
 }
 
+fn default_may_cost() -> String {
+    "may cost {rate} {currency}/h".into()
+}
+
 impl Default for TrayLabels {
     fn default() -> Self {
         Self {
             open: "Open Leasehold".into(),
             quit: "Quit".into(),
             per_hour: "{rate} {currency}/h".into(),
+            may_cost: default_may_cost(),
             total: "Total {rate}".into(),
             nothing_billing: "Nothing is billing".into(),
             job_succeeded: "{job} finished on {instance}".into(),

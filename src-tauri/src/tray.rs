@@ -1,4 +1,6 @@
-//! The tray icon: running instances with their burn rate and the total, "Open" and "Quit". The
+//! The tray icon: the instances that cost or may cost money now (core `status`: a stop not
+//! confirmed, a release the provider never made) with their rate and the total, "Open" and
+//! "Quit". The
 //! app keeps running here when its window is closed, so reminders still fire. Where the desktop
 //! has no tray (a bare X server, GNOME without the indicator extension) building it may fail or
 //! show nothing: the app then quits when its window closes, as before.
@@ -6,7 +8,7 @@
 use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
-use leasehold_core::billing::{ledger, InstanceSummary};
+use leasehold_core::status::{self, InstanceStatus, StatusState};
 use serde::Serialize;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
@@ -51,34 +53,40 @@ pub fn build(app: &AppHandle) {
     }
 }
 
-/// One running instance's line: id and text.
+/// One line per instance that costs or may cost money now (id and text), and the total of what
+/// the ledger bills, per currency.
 fn lines(
-    summaries: &[InstanceSummary],
+    statuses: &[InstanceStatus],
     labels: &TrayLabels,
 ) -> (Vec<(String, String)>, Option<String>) {
-    let (billing, totals) = leasehold_core::billing::report::billing_now(summaries);
-    let items = billing
+    let rate = |pattern: &str, amount: &str, currency: &str| {
+        pattern
+            .replace("{rate}", amount)
+            .replace("{currency}", currency)
+    };
+    let mut totals = std::collections::BTreeMap::<String, rust_decimal::Decimal>::new();
+    let items = statuses
         .iter()
+        .filter(|s| s.may_be_billing() && s.state != StatusState::Released)
         .map(|s| {
-            let rate = labels
-                .per_hour
-                .replace("{rate}", &s.burn_rate_per_hour.to_string())
-                .replace("{currency}", s.currency.code());
+            let currency = s.currency.code();
+            *totals.entry(currency.to_owned()).or_default() += s.cost_per_hour;
+            let text = if s.may_cost_per_hour > s.cost_per_hour {
+                rate(&labels.may_cost, &s.may_cost_per_hour.to_string(), currency)
+            } else {
+                rate(&labels.per_hour, &s.cost_per_hour.to_string(), currency)
+            };
             (
-                format!("instance:{}", s.name),
-                format!("{} · {rate}", s.name),
+                format!("instance:{}", s.instance),
+                format!("{} · {text}", s.instance),
             )
         })
         .collect();
+    totals.retain(|_, sum| !sum.is_zero());
     let total = (!totals.is_empty()).then(|| {
         let sums: Vec<String> = totals
             .iter()
-            .map(|(currency, rate)| {
-                labels
-                    .per_hour
-                    .replace("{rate}", &rate.round_dp(2).to_string())
-                    .replace("{currency}", currency)
-            })
+            .map(|(currency, sum)| rate(&labels.per_hour, &sum.round_dp(2).to_string(), currency))
             .collect();
         labels.total.replace("{rate}", &sums.join(" · "))
     });
@@ -88,10 +96,10 @@ fn lines(
 fn menu(
     app: &AppHandle,
     labels: &TrayLabels,
-    summaries: &[InstanceSummary],
+    statuses: &[InstanceStatus],
 ) -> tauri::Result<Menu<Wry>> {
     let menu = Menu::new(app)?;
-    let (items, total) = lines(summaries, labels);
+    let (items, total) = lines(statuses, labels);
     if items.is_empty() {
         menu.append(&MenuItem::with_id(
             app,
@@ -131,7 +139,7 @@ fn menu(
     Ok(menu)
 }
 
-/// Redraw the tray's menu from the ledger at `now`.
+/// Redraw the tray's menu from the statuses at `now`.
 pub async fn refresh(app: &AppHandle, state: &AppState, board: &ReminderBoard, now: DateTime<Utc>) {
     if !board.has_tray() {
         return;
@@ -139,10 +147,10 @@ pub async fn refresh(app: &AppHandle, state: &AppState, board: &ReminderBoard, n
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return;
     };
-    let summaries = ledger::list(&state.store, now).await.unwrap_or_default();
+    let statuses = status::all(&state.store, now).await.unwrap_or_default();
     let labels = board.labels();
-    let (_, total) = lines(&summaries, &labels);
-    match menu(app, &labels, &summaries) {
+    let (_, total) = lines(&statuses, &labels);
+    match menu(app, &labels, &statuses) {
         Ok(menu) => {
             if let Err(err) = tray.set_menu(Some(menu)) {
                 tracing::warn!(%err, "could not update the tray menu");
@@ -188,11 +196,11 @@ fn on_menu(app: &AppHandle, id: &str) {
 async fn quit_or_ask(app: &AppHandle) {
     let billing = match app.try_state::<AppState>() {
         None => 0,
-        Some(state) => ledger::list(&state.store, state.now())
+        Some(state) => status::all(&state.store, state.now())
             .await
             .unwrap_or_default()
             .iter()
-            .filter(|s| s.is_billing())
+            .filter(|s| s.may_be_billing() && s.state != StatusState::Released)
             .count(),
     };
     if billing == 0 {

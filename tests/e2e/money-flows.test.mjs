@@ -84,7 +84,9 @@ describe('the flows that protect money', () => {
     await s.click('[data-testid="stop-record-by-hand"]')
     const alarm = await s.waitFor('[data-testid="stop-contradicted"]', { timeoutMs: 60_000 })
     assert.match(await alarm.text(), /It still answers — the provider may still be billing/)
-    assert.equal(await state(), 'stopped', "the ledger keeps the user's word")
+    // The ledger keeps the user's word; the status (core's, in the chip) doubts it.
+    await waitFor(async () => (await state()) === 'stop_unconfirmed', { what: 'the stop shown as not confirmed' })
+    assert.match(await s.text('[data-testid="state-line"]'), /Stop not confirmed — it may still cost/)
     await screenshot(s, 'en/73-stop-contradicted')
     const reminder = await s.waitFor(`[data-testid="reminder"][data-kind="stop_contradicted"][data-instance="${LIVE}"]`, { timeoutMs: 90_000 })
     assert.equal(await reminder.attribute('data-urgency'), 'critical')

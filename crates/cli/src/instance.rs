@@ -13,11 +13,12 @@ use leasehold_core::billing::{
     ledger, BillingError, BillingRules, InstanceDetail, InstanceSummary, NewInstance, PowerAction,
     ProviderKey,
 };
+use leasehold_core::status::{self, InstanceStatus};
 use leasehold_core::team;
 use rust_decimal::Decimal;
 
 use crate::ledger::{
-    block_on, decimal, open_existing, open_for_write, optional_decimal, time_or_now,
+    block_on, block_on_coded, decimal, open_existing, open_for_write, optional_decimal, time_or_now,
 };
 use crate::output;
 use crate::rule_flags::RuleFlags;
@@ -47,6 +48,9 @@ pub enum InstanceCommand {
     List(ListArgs),
     /// One instance: rules, timeline and bill.
     Show(ShowArgs),
+    /// The one status of an instance, all sources weighed: state, since when, what it costs and
+    /// may cost per hour, what makes sense now, warnings, and each fact with its source.
+    Status(ShowArgs),
 }
 
 #[derive(Args)]
@@ -175,6 +179,7 @@ pub fn run(db: &Path, command: &InstanceCommand) -> ExitCode {
         InstanceCommand::Project(args) => project(db, args),
         InstanceCommand::List(args) => list(db, args),
         InstanceCommand::Show(args) => show(db, args),
+        InstanceCommand::Status(args) => status(db, args),
     };
     result.unwrap_or_else(|code| code)
 }
@@ -335,31 +340,94 @@ fn project(db: &Path, args: &ProjectArgs) -> Result<ExitCode, ExitCode> {
 fn list(db: &Path, args: &ListArgs) -> Result<ExitCode, ExitCode> {
     let now = time_or_now("--at", args.at.as_deref())?;
     let listing = if db.exists() {
-        block_on(async {
+        block_on_coded(async {
             let store = open_for_write(db).await?;
-            let result = ledger::list_all(&store, now).await;
+            let result = status::listing(&store, now).await;
             store.close().await;
             result
         })?
     } else {
-        ledger::Listing::default()
+        status::Listing::default()
     };
     // An instance that cannot be billed never hides the others; it is named on stderr, so the
     // `--json` list keeps its shape.
     for broken in &listing.broken {
         eprintln!("warning: {} [{}]", broken.message, broken.code);
     }
-    let summaries = listing.instances;
     if args.json {
-        return Ok(output::print_json(&summaries));
+        let rows: Vec<serde_json::Value> = listing
+            .instances
+            .iter()
+            .map(status::ListedInstance::list_json)
+            .collect();
+        return Ok(output::print_json(&rows));
     }
-    if summaries.is_empty() {
+    if listing.instances.is_empty() {
         say!("no instances recorded yet (leasehold instance add NAME --gpu … --price … --currency …)");
     }
-    for summary in &summaries {
-        say!("{}", summary_line(summary));
+    for listed in &listing.instances {
+        say!("{}", listed_line(&listed.summary, &listed.status));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn status(db: &Path, args: &ShowArgs) -> Result<ExitCode, ExitCode> {
+    let now = time_or_now("--at", args.at.as_deref())?;
+    let status = block_on_coded(async {
+        let store = open_existing(db, &args.name).await?;
+        let result = status::for_instance(&store, &args.name, now).await;
+        store.close().await;
+        result
+    })?;
+    if args.json {
+        return Ok(output::print_json(&status));
+    }
+    print_status(&status);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_status(status: &InstanceStatus) {
+    let currency = status.currency.code();
+    say!(
+        "{}: {} since {} · {} {currency}/h",
+        status.instance,
+        status.state.as_str(),
+        status.since.to_rfc3339(),
+        status.cost_per_hour
+    );
+    if status.may_cost_per_hour > status.cost_per_hour {
+        say!(
+            "may cost {} {currency}/h if the provider still bills it",
+            status.may_cost_per_hour
+        );
+    }
+    let actions: Vec<&str> = status
+        .actions
+        .iter()
+        .map(|a| match a {
+            status::StatusAction::PowerOn => "power_on",
+            status::StatusAction::Stop => "stop",
+            status::StatusAction::RecordStart => "record_start",
+            status::StatusAction::RecordNoGpu => "record_no_gpu",
+            status::StatusAction::RecordStop => "record_stop",
+            status::StatusAction::CheckAgain => "check_again",
+            status::StatusAction::Release => "release",
+        })
+        .collect();
+    if !actions.is_empty() {
+        say!("now: {}", actions.join(", "));
+    }
+    for warning in &status.warnings {
+        say!("warning: {} [{}]", warning.message, warning.code);
+    }
+    for fact in &status.facts {
+        say!(
+            "  {} {:?}: {}",
+            fact.at.to_rfc3339(),
+            fact.source,
+            fact.says
+        );
+    }
 }
 
 fn show(db: &Path, args: &ShowArgs) -> Result<ExitCode, ExitCode> {
@@ -379,6 +447,21 @@ fn show(db: &Path, args: &ShowArgs) -> Result<ExitCode, ExitCode> {
 
 fn state_name(summary: &InstanceSummary) -> &'static str {
     summary.state.map_or("not yet created", |s| s.as_str())
+}
+
+/// A row of `instance list`: the status's state, the ledger's figures.
+fn listed_line(s: &InstanceSummary, status: &InstanceStatus) -> String {
+    format!(
+        "{:<20} {:<10} {} × {:<14} {:>10} {}  burn {} {}/h",
+        s.name,
+        status.state.as_str(),
+        s.gpu_count,
+        s.gpu_model,
+        s.total,
+        s.currency,
+        status.cost_per_hour,
+        s.currency
+    )
 }
 
 fn summary_line(s: &InstanceSummary) -> String {

@@ -77,6 +77,22 @@ where
     runtime.block_on(work).map_err(|err| output::fail(&err))
 }
 
+/// [`block_on`] for a call whose error is another module's (`status`, …).
+pub fn block_on_coded<T, E, F>(work: F) -> Result<T, ExitCode>
+where
+    E: leasehold_core::Coded,
+    F: Future<Output = Result<T, E>>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| {
+            eprintln!("error: could not start the async runtime: {err}");
+            ExitCode::from(output::EXIT_FAILURE)
+        })?;
+    runtime.block_on(work).map_err(|err| output::fail(&err))
+}
+
 /// Open (creating when missing) the database for a command that writes.
 pub async fn open_for_write(path: &Path) -> Result<Store, BillingError> {
     Ok(Store::open(path).await?)

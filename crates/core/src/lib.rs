@@ -26,6 +26,7 @@ pub mod report;
 pub mod settings;
 pub mod shell;
 pub mod ssh;
+pub mod status;
 pub mod stop;
 pub mod store;
 pub mod target;

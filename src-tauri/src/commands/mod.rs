@@ -15,6 +15,7 @@ pub mod monitor;
 pub mod remind;
 pub mod settings;
 pub mod ssh;
+pub mod status;
 pub mod stop;
 pub mod store;
 pub mod team;

@@ -48,7 +48,7 @@ pub async fn watchdog_status(
 ) -> Result<WatchdogStatus, ApiError> {
     let target = state.live_target(&instance).await?;
     let dir = state_dir.unwrap_or_else(|| watchdog::DEFAULT_STATE_DIR.to_owned());
-    Ok(watchdog::status(target.as_ref(), &dir).await?)
+    Ok(watchdog::status_kept(&state.store, &instance, target.as_ref(), &dir, state.now()).await?)
 }
 
 #[tauri::command]

@@ -522,3 +522,17 @@ pub async fn histories(store: &Store) -> Result<Vec<InstanceHistory>, BillingErr
     }
     Ok(all)
 }
+
+/// One instance's whole ledger, as [`histories`] reads each.
+#[tracing::instrument(skip(store), err)]
+pub async fn history_of(store: &Store, name: &str) -> Result<InstanceHistory, BillingError> {
+    let loaded = load_named(store, name).await?;
+    Ok(InstanceHistory {
+        id: loaded.row.id,
+        name: loaded.row.name,
+        currency: loaded.currency,
+        events: loaded.events,
+        budget: loaded.budget,
+        planned_hours: loaded.planned_hours,
+    })
+}

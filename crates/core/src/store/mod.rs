@@ -32,6 +32,7 @@ pub mod stop_checks;
 pub mod team;
 pub mod team_alerts;
 pub mod team_reminders;
+pub mod watchdog_looks;
 pub mod withdrawals;
 
 use std::path::Path;

@@ -25,6 +25,9 @@ pub enum WatchdogError {
     Unreadable(String),
     #[error("the instance could not be reached: {0}")]
     Target(#[from] TargetError),
+    /// Keeping the look (`status_kept`).
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 impl Coded for WatchdogError {
@@ -39,6 +42,7 @@ impl Coded for WatchdogError {
             Self::NotStarted(_) => "watchdog.not_started",
             Self::Unreadable(_) => "watchdog.unreadable",
             Self::Target(err) => err.code(),
+            Self::Store(err) => err.code(),
         }
     }
 

@@ -15,6 +15,7 @@
 //! This file runs them over any [`Target`].
 
 mod error;
+mod kept;
 pub mod options;
 mod remote;
 pub mod script;
@@ -28,6 +29,7 @@ use ts_rs::TS;
 use crate::target::{CommandSpec, Target};
 
 pub use error::WatchdogError;
+pub use kept::status_kept;
 pub use options::{Signal, WatchdogOptions, WatchdogRequest, DEFAULT_STATE_DIR};
 pub use remote::{BootHook, LogLine};
 pub use script::script;
@@ -70,6 +72,9 @@ pub struct WatchdogStatus {
     pub busy: Vec<String>,
     /// Every value of the latest sample, e.g. `gpu=0% cpu=1% io=0KiB/s net=0KiB/s ssh=0`.
     pub sample: Option<String>,
+    /// The signals the latest sample could not read (`net=unreadable`): each counts as busy, so
+    /// while one is listed the watchdog never powers the instance off — it is not protecting.
+    pub unreadable: Vec<String>,
     pub updated: Option<String>,
     /// The settings the running copy started with, as it wrote them.
     pub settings: BTreeMap<String, String>,
@@ -163,6 +168,7 @@ pub async fn status(target: &dyn Target, state_dir: &str) -> Result<WatchdogStat
                     .collect()
             })
             .unwrap_or_default(),
+        unreadable: unreadable_signals(remote.state.get("sample").map(String::as_str)),
         sample: remote.state.get("sample").cloned(),
         updated: remote.state.get("updated").cloned(),
         settings: remote.settings,
@@ -194,6 +200,17 @@ pub async fn remove(target: &dyn Target, state_dir: &str) -> Result<RemoveReport
             .get("folder_removed")
             .is_some_and(|v| v.trim() == "1"),
     })
+}
+
+/// The signals a sample line names as unreadable (`gpu=0% net=unreadable` → `net`).
+pub fn unreadable_signals(sample: Option<&str>) -> Vec<String> {
+    sample
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|word| word.split_once('='))
+        .filter(|(_, value)| *value == "unreadable")
+        .map(|(signal, _)| signal.to_owned())
+        .collect()
 }
 
 /// The state folder alone, checked like the full settings (status and remove take only it).

@@ -163,6 +163,8 @@ export const ERROR_CODES = [
   'ssh.unknown_host',
   'ssh.unreachable',
   'ssh.unsafe_remote_name',
+  'status.gpu_count_matches',
+  'status.no_gpu_count',
   'stop.api_refused',
   'stop.api_unreachable',
   'stop.bad_api_key',

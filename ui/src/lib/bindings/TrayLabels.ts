@@ -8,7 +8,7 @@ export type TrayLabels = { open: string, quit: string,
 /**
  * "{rate} {currency}/h" pattern for a running instance's line.
  */
-per_hour: string, 
+per_hour: string, may_cost: string, 
 /**
  * "Total {rate}" pattern.
  */

@@ -25,7 +25,12 @@ busy: Array<string>,
 /**
  * Every value of the latest sample, e.g. `gpu=0% cpu=1% io=0KiB/s net=0KiB/s ssh=0`.
  */
-sample: string | null, updated: string | null, 
+sample: string | null, 
+/**
+ * The signals the latest sample could not read (`net=unreadable`): each counts as busy, so
+ * while one is listed the watchdog never powers the instance off — it is not protecting.
+ */
+unreadable: Array<string>, updated: string | null, 
 /**
  * The settings the running copy started with, as it wrote them.
  */

@@ -125,6 +125,10 @@ export const COMMANDS = [
   'update_check_now',
   'update_skip',
   'update_install',
+  'instance_status',
+  'instance_statuses',
+  'instance_match_gpu_count',
+  'account_accept',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]

@@ -6,6 +6,17 @@ import en from '../../locales/en.json'
 import { flattenKeys } from '.'
 
 const known = new Set(flattenKeys(en))
+// Core's status states (`status::StatusState`).
+const STATES = [
+  'created',
+  'running',
+  'running_no_gpu',
+  'stopped',
+  'stop_unconfirmed',
+  'missing_at_provider',
+  'released',
+  'released_but_listed',
+] as const
 const sources = import.meta.glob<string>(['/src/**/*.svelte', '/src/**/*.ts', '!/src/**/*.test.ts'], {
   query: '?raw',
   import: 'default',
@@ -41,6 +52,21 @@ describe('message keys used by the UI', () => {
       'rental_form.stopped_kind_': ['none', 'storage', 'rate'],
       'rent_buy.cheaper_': ['rent', 'buy'],
       'nav.': ['rentals', 'new_rental', 'estimate', 'settings'],
+      'status_state.': STATES,
+      'instance_status.header.': STATES,
+      'instance_status.action.': ['power_on', 'stop', 'record_start', 'record_no_gpu', 'record_stop', 'check_again', 'release'],
+      'instance_status.warnings.': [
+        'stop_unconfirmed',
+        'missing_at_provider',
+        'released_but_listed',
+        'price_held',
+        'currency_differs',
+        'gpu_count_differs',
+        'watchdog_not_protecting',
+        'watchdog_not_running',
+        'import_needs_look',
+        'storage_rate_unknown',
+      ],
     }
     const missing = Object.entries(families).flatMap(([prefix, values]) =>
       values.map((value) => prefix + value).filter((key) => !known.has(key)),

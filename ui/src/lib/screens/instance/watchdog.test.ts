@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { WatchdogStatus } from '../../bindings/WatchdogStatus'
-import { durationSeconds, durationSetting, parseSample, powerOffAt, splitDuration, unreadableSignals } from './watchdog'
+import { durationSeconds, durationSetting, parseSample, powerOffAt, splitDuration } from './watchdog'
 
 function status(overrides: Partial<WatchdogStatus>): WatchdogStatus {
   return {
@@ -14,6 +14,7 @@ function status(overrides: Partial<WatchdogStatus>): WatchdogStatus {
     idle_seconds: 600,
     busy: [],
     sample: 'gpu=0% cpu=1% io=0KiB/s net=0KiB/s ssh=0',
+    unreadable: [],
     updated: '2026-12-03T10:05:00Z',
     settings: { idle_s: '1800' },
     log: [],
@@ -51,11 +52,6 @@ describe('parseSample', () => {
   it('skips words it does not know instead of showing them', () => {
     expect(parseSample('gpu=?? junk cpu=3%')).toEqual([{ signal: 'cpu', kind: 'percent', value: 3 }])
     expect(parseSample(null)).toEqual([])
-  })
-
-  it('names the signals that cannot be read (they hold the power-off back), not the first-sample ones', () => {
-    expect(unreadableSignals(status({ sample: 'gpu=unreadable cpu=first io=0KiB/s' }))).toEqual(['gpu'])
-    expect(unreadableSignals(null)).toEqual([])
   })
 })
 

@@ -54,13 +54,6 @@ export function parseSample(sample: string | null): SignalReading[] {
   return readings
 }
 
-/** The signals the watchdog cannot read: each one holds the power-off back for good. */
-export function unreadableSignals(status: WatchdogStatus | null): string[] {
-  return parseSample(status?.sample ?? null)
-    .filter((reading) => reading.kind === 'unreadable')
-    .map((reading) => reading.signal)
-}
-
 /**
  * When the instance powers off if every signal stays quiet: the latest sample's time plus what is
  * left of the idle time. `null` unless the watchdog is running and counting idle time.

@@ -1,0 +1,167 @@
+//! What [`decide`](super::decide) needs, read from the store: the ledger, the provider link, the
+//! newest stop check, the monitor's latest minute, the newest watchdog look, the last backup.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use sqlx::SqliteConnection;
+use ts_rs::TS;
+
+use super::decide::{decide, GpuLook, Known, GPU_LOOK_FRESH};
+use super::{InstanceStatus, StatusError};
+use crate::billing::ledger::{self, BrokenInstance, InstanceHistory};
+use crate::billing::{BillingError, InstanceSummary, ProviderKey};
+use crate::store::{accounts, backups, gpu_minutes, stop_checks, watchdog_looks, Store};
+
+/// The status of `name` at `now`.
+#[tracing::instrument(skip(store), err)]
+pub async fn for_instance(
+    store: &Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<InstanceStatus, StatusError> {
+    let history = ledger::history_of(store, name).await?;
+    let mut conn = store.pool().acquire().await?;
+    let row = crate::store::ledger::find_instance(&mut conn, name)
+        .await?
+        .ok_or_else(|| BillingError::UnknownInstance {
+            name: name.to_owned(),
+        })?;
+    let checks = stop_checks::all(&mut conn).await?;
+    status_of(&mut conn, &history, &row.provider, &checks, now).await
+}
+
+/// The status of every instance whose ledger can be billed, oldest first.
+#[tracing::instrument(skip(store), err)]
+pub async fn all(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceStatus>, StatusError> {
+    let histories = ledger::histories(store).await?;
+    let mut conn = store.pool().acquire().await?;
+    let providers: HashMap<i64, String> = crate::store::ledger::list_instances(&mut conn)
+        .await?
+        .into_iter()
+        .map(|row| (row.id, row.provider))
+        .collect();
+    let checks = stop_checks::all(&mut conn).await?;
+    let mut all = Vec::with_capacity(histories.len());
+    for history in &histories {
+        let provider = providers.get(&history.id).map_or("custom", String::as_str);
+        match status_of(&mut conn, history, provider, &checks, now).await {
+            Ok(status) => all.push(status),
+            // One instance whose bill cannot be computed never hides the others.
+            Err(StatusError::Billing(err)) if ledger::is_instance_fault(&err) => {
+                tracing::warn!(instance = %history.name, %err, "left out of the statuses");
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(all)
+}
+
+async fn status_of(
+    conn: &mut SqliteConnection,
+    history: &InstanceHistory,
+    provider: &str,
+    checks: &[stop_checks::StopCheckRow],
+    now: DateTime<Utc>,
+) -> Result<InstanceStatus, StatusError> {
+    let link = accounts::link_of_instance(&mut *conn, history.id).await?;
+    let watchdog = watchdog_looks::of_instance(&mut *conn, history.id).await?;
+    let monitor = latest_minute(&mut *conn, history.id, now).await?;
+    let last_backup = backups::for_instance(&mut *conn, history.id)
+        .await?
+        .into_iter()
+        .map(|b| b.finished_at)
+        .filter(|finished| *finished <= now)
+        .max();
+    let known = Known {
+        history,
+        provider: ProviderKey::parse(provider).ok(),
+        link: link.as_ref(),
+        stop_check: checks.iter().find(|c| c.instance_id == history.id),
+        monitor,
+        watchdog: watchdog.as_ref(),
+        last_backup,
+    };
+    Ok(decide(&known, now)?)
+}
+
+/// The monitor's newest recorded minute within [`GPU_LOOK_FRESH`] of `now`.
+async fn latest_minute(
+    conn: &mut SqliteConnection,
+    instance_id: i64,
+    now: DateTime<Utc>,
+) -> Result<Option<GpuLook>, StatusError> {
+    let rows = gpu_minutes::between(
+        conn,
+        instance_id,
+        now - GPU_LOOK_FRESH,
+        now + Duration::minutes(1),
+    )
+    .await?;
+    let Some(latest) = rows.iter().map(|r| r.minute).max() else {
+        return Ok(None);
+    };
+    let minute: Vec<_> = rows.iter().filter(|r| r.minute == latest).collect();
+    let busiest = minute
+        .iter()
+        .map(|r| r.utilization_avg)
+        .filter(|u| u.is_finite())
+        .fold(0.0_f64, f64::max);
+    Ok(Some(GpuLook {
+        at: latest,
+        gpus: u32::try_from(minute.len()).unwrap_or(u32::MAX),
+        busiest_percent: busiest.clamp(0.0, 100.0).ceil() as u32,
+    }))
+}
+
+/// One rental of the list: the ledger's summary and its status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct ListedInstance {
+    pub summary: InstanceSummary,
+    pub status: InstanceStatus,
+}
+
+impl ListedInstance {
+    /// A row of `instance list --json`: the summary's keys, its `state` the status's state.
+    pub fn list_json(&self) -> serde_json::Value {
+        super::summary_with_state(&self.summary, self.status.state)
+    }
+}
+
+/// Every rental with its status, and those whose ledger cannot be billed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub instances: Vec<ListedInstance>,
+    pub broken: Vec<BrokenInstance>,
+}
+
+/// `instance list` and the Rentals page: [`ledger::list_all`] with each instance's status.
+#[tracing::instrument(skip(store), err)]
+pub async fn listing(store: &Store, now: DateTime<Utc>) -> Result<Listing, StatusError> {
+    let ledger = ledger::list_all(store, now).await?;
+    let mut statuses: HashMap<String, InstanceStatus> = all(store, now)
+        .await?
+        .into_iter()
+        .map(|s| (s.instance.clone(), s))
+        .collect();
+    let mut listing = Listing {
+        instances: Vec::with_capacity(ledger.instances.len()),
+        broken: ledger.broken,
+    };
+    for summary in ledger.instances {
+        match statuses.remove(&summary.name) {
+            Some(status) => listing.instances.push(ListedInstance { summary, status }),
+            None => listing.broken.push(BrokenInstance {
+                name: summary.name.clone(),
+                code: "billing.amount_overflow".to_owned(),
+                message: format!(
+                    "{:?}: its status cannot be worked out; the other instances are not affected",
+                    summary.name
+                ),
+            }),
+        }
+    }
+    Ok(listing)
+}

@@ -1,0 +1,120 @@
+//! The two one-click answers against a real (in-memory) store: the GPU count the monitor sees
+//! written as a rule change, and a held price accepted from when it was first seen.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use rust_decimal_macros::dec;
+
+use super::*;
+use crate::billing::{ledger, BillingRules, NewInstance, PowerAction};
+use crate::monitor::history::{self, GpuMinute};
+use crate::store::{accounts, Store};
+
+fn t(minutes: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 0).unwrap() + Duration::minutes(minutes)
+}
+
+async fn running(store: &Store, name: &str, currency: &str, price: rust_decimal::Decimal) {
+    let new = NewInstance {
+        name: name.into(),
+        provider: "runpod".into(),
+        region: None,
+        gpu_model: "RTX 4090".into(),
+        currency: currency.into(),
+        notes: None,
+        planned_hours: None,
+        budget: None,
+        rules: BillingRules::simple(price, 1),
+    };
+    ledger::add_instance(store, &new, t(0)).await.expect("recorded");
+    ledger::record(store, name, PowerAction::Start, t(10)).await.expect("started");
+}
+
+#[tokio::test]
+async fn the_gpu_count_the_monitor_sees_becomes_the_rules_from_now_on() {
+    let store = Store::open_in_memory().await.expect("store");
+    running(&store, "big", "CNY", dec!(2.50)).await;
+    let refused = match_gpu_count(&store, "big", t(60)).await;
+    assert!(
+        matches!(refused, Err(StatusError::NoGpuCount { .. })),
+        "nothing seen, nothing to update: {refused:?}"
+    );
+    let minutes: Vec<GpuMinute> = (0..8u32)
+        .map(|gpu| GpuMinute {
+            minute: t(58),
+            gpu_index: gpu,
+            samples: 60,
+            utilization_avg: 90.0,
+            utilization_max: 99,
+            memory_used_max_mib: 1000,
+            memory_total_mib: 24_576,
+            power_avg_w: None,
+        })
+        .collect();
+    history::record(&store, "big", &minutes).await.expect("minutes");
+    let status = match_gpu_count(&store, "big", t(60)).await.expect("updated");
+    assert_eq!(status.cost_per_hour.to_string(), "20.00", "8 × 2.50 from now on");
+    assert!(!status.has_warning(codes::GPU_COUNT_DIFFERS), "the card goes");
+    let detail = ledger::show(&store, "big", t(60)).await.expect("show");
+    assert_eq!(detail.rules.gpu_count, 8);
+    assert_eq!(detail.events.last().map(|e| e.kind.as_str()), Some("rule_changed"));
+    let again = match_gpu_count(&store, "big", t(61)).await;
+    assert!(
+        matches!(again, Err(StatusError::GpuCountMatches { gpus: 8, .. })),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_held_price_is_accepted_from_when_it_was_first_seen_and_then_forgotten() {
+    let store = Store::open_in_memory().await.expect("store");
+    running(&store, "pod", "USD", dec!(0.50)).await;
+    let mut conn = store.pool().acquire().await.expect("conn");
+    let id = crate::store::ledger::find_instance(&mut conn, "pod")
+        .await
+        .expect("query")
+        .expect("instance")
+        .id;
+    let account = accounts::insert_account(&mut conn, "runpod", "main", None, t(0))
+        .await
+        .expect("account");
+    let link = accounts::NewLink {
+        instance_id: id,
+        account_id: account,
+        remote_id: "pod7x",
+        remote_state: "running",
+        seen_at: t(40),
+        imported: false,
+        note: None,
+    };
+    accounts::insert_link(&mut conn, &link).await.expect("link");
+    sqlx::query(
+        "UPDATE account_instances SET held_price_per_hour = '500.00', held_gpu_count = 1,
+             held_currency = 'USD', held_since = ? WHERE instance_id = ?",
+    )
+    .bind(t(30))
+    .bind(id)
+    .execute(&mut *conn)
+    .await
+    .expect("held");
+    drop(conn);
+    let held = for_instance(&store, "pod", t(60)).await.expect("status");
+    assert!(held.has_warning(codes::PRICE_HELD));
+    assert_eq!(held.cost_per_hour.to_string(), "0.50", "held, not applied");
+
+    crate::account::accept::accept_held_price(&store, "pod", t(60))
+        .await
+        .expect("accepted");
+    let after = for_instance(&store, "pod", t(60)).await.expect("status");
+    assert!(!after.has_warning(codes::PRICE_HELD), "nothing held any more");
+    assert_eq!(after.cost_per_hour.to_string(), "500.00");
+    let rule_change = ledger::show(&store, "pod", t(60))
+        .await
+        .expect("show")
+        .events
+        .into_iter()
+        .find(|e| e.kind == "rule_changed")
+        .expect("a rule change");
+    assert_eq!(rule_change.at, t(30), "dated when the sync first saw it");
+    let twice = crate::account::accept::accept_held_price(&store, "pod", t(61)).await;
+    assert!(twice.is_err(), "nothing left to accept");
+}

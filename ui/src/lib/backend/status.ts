@@ -1,0 +1,19 @@
+// The instance's one status (src-tauri/src/commands/status.rs): decided in core from the ledger,
+// the provider, the last looks, the monitor and the watchdog. Screens show it; none works it out.
+import type { InstanceStatus } from '../bindings/InstanceStatus'
+import type { ListedInstance } from '../bindings/ListedInstance'
+import { call } from './ipc'
+
+export function instanceStatus(instance: string): Promise<InstanceStatus> {
+  return call<InstanceStatus>('instance_status', { instance })
+}
+
+/** Every rental with its status, for the Rentals page. */
+export function instanceStatuses(): Promise<ListedInstance[]> {
+  return call<ListedInstance[]>('instance_statuses')
+}
+
+/** Update the rules to the GPU count the monitor sees, from now on; the new status. */
+export function instanceMatchGpuCount(instance: string): Promise<InstanceStatus> {
+  return call<InstanceStatus>('instance_match_gpu_count', { instance })
+}
