@@ -155,7 +155,6 @@ app_commands![
     status::instance_status,
     status::instance_statuses,
     status::instance_match_gpu_count,
-    account::account_accept,
 ];
 
 pub fn run() {

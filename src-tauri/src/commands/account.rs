@@ -9,7 +9,7 @@ use leasehold_core::account::sync::AccountSyncReport;
 use leasehold_core::account::{
     self, AccountRef, AccountRemoved, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb,
 };
-use leasehold_core::billing::{BillingRules, InstanceSummary};
+use leasehold_core::billing::BillingRules;
 use leasehold_core::ssh::Secret;
 use leasehold_core::stop::StopWait;
 use leasehold_core::ApiError;
@@ -171,14 +171,4 @@ pub async fn account_apply_rule(
     rules: BillingRules,
 ) -> Result<(), ApiError> {
     Ok(account::reconcile::apply(&state.store, &instance, &rules, state.now()).await?)
-}
-
-/// Accept the price change a sync held back (the instance page's held-price card).
-#[tauri::command]
-#[instrument(skip(state), err(Debug))]
-pub async fn account_accept(
-    state: tauri::State<'_, AppState>,
-    instance: String,
-) -> Result<InstanceSummary, ApiError> {
-    Ok(account::accept::accept_held_price(&state.store, &instance, state.now()).await?)
 }

@@ -16,7 +16,6 @@
 //! Adding a provider: a file like [`runpod`], a [`Provider`] variant, and its arms in
 //! [`client`].
 
-pub mod accept;
 pub mod autodl;
 pub mod client;
 mod error;

@@ -101,7 +101,7 @@ async fn a_held_price_is_accepted_from_when_it_was_first_seen_and_then_forgotten
     assert!(held.has_warning(codes::PRICE_HELD));
     assert_eq!(held.cost_per_hour.to_string(), "0.50", "held, not applied");
 
-    crate::account::accept::accept_held_price(&store, "pod", t(60))
+    crate::account::held::accept_held_price(&store, "pod", t(60))
         .await
         .expect("accepted");
     let after = for_instance(&store, "pod", t(60)).await.expect("status");
@@ -115,6 +115,6 @@ async fn a_held_price_is_accepted_from_when_it_was_first_seen_and_then_forgotten
         .find(|e| e.kind == "rule_changed")
         .expect("a rule change");
     assert_eq!(rule_change.at, t(30), "dated when the sync first saw it");
-    let twice = crate::account::accept::accept_held_price(&store, "pod", t(61)).await;
+    let twice = crate::account::held::accept_held_price(&store, "pod", t(61)).await;
     assert!(twice.is_err(), "nothing left to accept");
 }

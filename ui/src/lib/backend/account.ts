@@ -7,7 +7,6 @@ import type { AccountSummary } from '../bindings/AccountSummary'
 import type { AddReport } from '../bindings/AddReport'
 import type { BillingRules } from '../bindings/BillingRules'
 import type { InstanceLink } from '../bindings/InstanceLink'
-import type { InstanceSummary } from '../bindings/InstanceSummary'
 import type { PowerReport } from '../bindings/PowerReport'
 import type { PowerVerb } from '../bindings/PowerVerb'
 import type { ReconcileRow } from '../bindings/ReconcileRow'
@@ -57,9 +56,4 @@ export function accountReconcile(instance: string, days: number): Promise<Reconc
 
 export function accountApplyRule(instance: string, rules: BillingRules): Promise<void> {
   return call<void>('account_apply_rule', { instance, rules })
-}
-
-/** Apply the price change a sync held back, from when it was first seen. */
-export function accountAccept(instance: string): Promise<InstanceSummary> {
-  return call<InstanceSummary>('account_accept', { instance })
 }

@@ -128,7 +128,6 @@ export const COMMANDS = [
   'instance_status',
   'instance_statuses',
   'instance_match_gpu_count',
-  'account_accept',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]
