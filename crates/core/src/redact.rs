@@ -94,8 +94,9 @@ static NAMED_SECRET: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("named secret pattern")
 });
-/// `Bearer …` outside a named field.
-static BEARER: LazyLock<Regex> = LazyLock::new(|| {
+/// `Bearer …` outside a named field, in a problem report (eight characters or more, so the
+/// word alone in a sentence stays).
+static REPORT_BEARER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}").expect("bearer pattern")
 });
 /// Key formats recognisable on their own: OpenAI/Anthropic `sk-…`, GitHub `ghp_…`, GitLab
@@ -221,7 +222,7 @@ pub fn redact_everything(text: &str) -> String {
     let text = PRIVATE_KEY.replace_all(text, REDACTED);
     let text = redact_urls(&text).into_owned();
     let text = NAMED_SECRET.replace_all(&text, "${1}***");
-    let text = BEARER.replace_all(&text, "${1}***");
+    let text = REPORT_BEARER.replace_all(&text, "${1}***");
     let text = KNOWN_KEY.replace_all(&text, REDACTED);
     let text = IPV6.replace_all(&text, HOST);
     let text = IPV4.replace_all(&text, HOST);
