@@ -185,7 +185,7 @@ pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceChec
                 warnings.push(PriceWarning::OverBudget {
                     planned_cost: cost.round_dp(2),
                     budget,
-                })
+                });
             }
             _ => {}
         }

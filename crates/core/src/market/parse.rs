@@ -64,8 +64,7 @@ impl Parsed {
             self.skipped += duplicates - 1;
         }
         if self.offers.len() > MAX_OFFERS_PER_PROVIDER {
-            self.offers
-                .sort_by(|a, b| a.price_per_gpu_hour.cmp(&b.price_per_gpu_hour));
+            self.offers.sort_by_key(|offer| offer.price_per_gpu_hour);
             let cut = self.offers.len() - MAX_OFFERS_PER_PROVIDER;
             self.offers.truncate(MAX_OFFERS_PER_PROVIDER);
             self.skip(format!(

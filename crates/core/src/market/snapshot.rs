@@ -363,7 +363,7 @@ async fn your_last_prices(store: &Store, now: DateTime<Utc>) -> Fetch {
         .into_iter()
         .filter(|r| r.provider == Provider::Autodl.preset().as_str())
         .collect();
-    autodl.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    autodl.sort_by_key(|row| std::cmp::Reverse(row.created_at));
     for rental in autodl {
         let spec = crate::catalog::find_gpu(&rental.gpu_model);
         let vram_gb = spec
