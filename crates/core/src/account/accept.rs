@@ -54,6 +54,9 @@ pub async fn accept_held_price(
             .into());
         }
     }
+    // The ledger takes its own connections: this one goes back first (a pool of one would wait
+    // for it forever).
+    drop(conn);
     let at = link.held_since.unwrap_or(now).min(now);
     let mut rules = ledger::show(store, name, at).await?.rules;
     if let Some(gpus) = link.held_gpu_count.and_then(|g| u32::try_from(g).ok()) {
@@ -63,6 +66,11 @@ pub async fn accept_held_price(
     let summary = ledger::change_rules(store, name, &rules, at).await?;
     // The link's held columns belong to `store::accounts`; written here until the sync-trust
     // branch's repository function replaces this.
+    let mut conn = store
+        .pool()
+        .acquire()
+        .await
+        .map_err(crate::store::StoreError::from)?;
     sqlx::query(
         "UPDATE account_instances SET held_price_per_hour = NULL, held_gpu_count = NULL,
              held_currency = NULL, held_since = NULL WHERE instance_id = ?",

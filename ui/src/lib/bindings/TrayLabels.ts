@@ -8,7 +8,12 @@ export type TrayLabels = { open: string, quit: string,
 /**
  * "{rate} {currency}/h" pattern for a running instance's line.
  */
-per_hour: string, may_cost: string, 
+per_hour: string, 
+/**
+ * "may cost {rate} {currency}/h" pattern for an instance whose stop or release the
+ * provider has not confirmed.
+ */
+may_cost: string, 
 /**
  * "Total {rate}" pattern.
  */
