@@ -25,8 +25,12 @@ async fn running(store: &Store, name: &str, currency: &str, price: rust_decimal:
         budget: None,
         rules: BillingRules::simple(price, 1),
     };
-    ledger::add_instance(store, &new, t(0)).await.expect("recorded");
-    ledger::record(store, name, PowerAction::Start, t(10)).await.expect("started");
+    ledger::add_instance(store, &new, t(0))
+        .await
+        .expect("recorded");
+    ledger::record(store, name, PowerAction::Start, t(10))
+        .await
+        .expect("started");
 }
 
 #[tokio::test]
@@ -50,13 +54,27 @@ async fn the_gpu_count_the_monitor_sees_becomes_the_rules_from_now_on() {
             power_avg_w: None,
         })
         .collect();
-    history::record(&store, "big", &minutes).await.expect("minutes");
-    let status = match_gpu_count(&store, "big", t(60)).await.expect("updated");
-    assert_eq!(status.cost_per_hour.to_string(), "20.00", "8 × 2.50 from now on");
-    assert!(!status.has_warning(codes::GPU_COUNT_DIFFERS), "the card goes");
+    history::record(&store, "big", &minutes)
+        .await
+        .expect("minutes");
+    let status = match_gpu_count(&store, "big", t(60))
+        .await
+        .expect("updated");
+    assert_eq!(
+        status.cost_per_hour.to_string(),
+        "20.00",
+        "8 × 2.50 from now on"
+    );
+    assert!(
+        !status.has_warning(codes::GPU_COUNT_DIFFERS),
+        "the card goes"
+    );
     let detail = ledger::show(&store, "big", t(60)).await.expect("show");
     assert_eq!(detail.rules.gpu_count, 8);
-    assert_eq!(detail.events.last().map(|e| e.kind.as_str()), Some("rule_changed"));
+    assert_eq!(
+        detail.events.last().map(|e| e.kind.as_str()),
+        Some("rule_changed")
+    );
     let again = match_gpu_count(&store, "big", t(61)).await;
     assert!(
         matches!(again, Err(StatusError::GpuCountMatches { gpus: 8, .. })),
@@ -105,7 +123,10 @@ async fn a_held_price_is_accepted_from_when_it_was_first_seen_and_then_forgotten
         .await
         .expect("accepted");
     let after = for_instance(&store, "pod", t(60)).await.expect("status");
-    assert!(!after.has_warning(codes::PRICE_HELD), "nothing held any more");
+    assert!(
+        !after.has_warning(codes::PRICE_HELD),
+        "nothing held any more"
+    );
     assert_eq!(after.cost_per_hour.to_string(), "500.00");
     let rule_change = ledger::show(&store, "pod", t(60))
         .await
