@@ -96,6 +96,7 @@ describe('the flows that protect money', () => {
     // Powered off for real: the next look finds it silent and the reminder goes.
     await host.stop()
     host = null
+    await s.scrollTo('[data-testid="stop-check-again"]')
     await s.click('[data-testid="stop-check-again"]')
     await s.waitFor('[data-testid="stop-check-silent"]', { timeoutMs: 60_000 })
     await s.waitGone(`[data-testid="reminder"][data-kind="stop_contradicted"]`, { timeoutMs: 90_000 })
@@ -157,7 +158,9 @@ describe('the flows that protect money', () => {
     assert.match(await s.text('[data-testid="price-warning"][data-kind="over_budget"]'), /超出了预算/)
     await screenshot(s, 'zh-CN/76-price-check')
 
-    // Never connected, AutoDL: nothing Leasehold can run stops it, and the dialog says so.
+    // Never connected, AutoDL: nothing Leasehold can run stops it, and the dialog says so. (Stop
+    // is offered once it is recorded as on: never on a rental still marked Created.)
+    cli('instance', 'start', PAID)
     await goTo(s, 'rentals')
     await s.click(`[data-testid="rental-card"][data-name="${PAID}"]`)
     await s.waitFor('[data-testid="gpu-not-connected"]', { timeoutMs: 30_000 })

@@ -117,7 +117,10 @@ describe('the instance status', () => {
     const card = `[data-testid="rental-card"][data-name="${name}"]`
     const row = `[data-testid="history-row"][data-name="${name}"]`
     await waitFor(async () => (await s.findAll(`${card}, ${row}`)).length > 0, { what: `${name} on the Rentals page` })
-    await s.click((await s.findAll(card)).length > 0 ? card : row)
+    // A history row is clicked on its name cell (WebKit does not click a <tr> itself).
+    const target = (await s.findAll(card)).length > 0 ? card : `${row} td.name`
+    await s.scrollTo(target)
+    await s.click(target)
     await waitFor(async () => (await s.text('[data-testid="page-title"]')) === name, { what: `the page of ${name}` })
     await s.waitFor('[data-testid="state-line"]')
   }
