@@ -140,7 +140,8 @@ describe('self-update and the problem report', () => {
     const area = await s.waitFor('[data-testid="problem-report-text"]')
     const report = await area.property('value')
     assert.match(report, /version: 0\.\d+\.\d+/)
-    assert.match(report, /last failed operation: stop\.could_not_confirm/)
+    // The refused download just before is the newest failure; the seeded log's stop comes earlier.
+    assert.match(report, /last failed operation: update\.bad_signature/)
     for (const secret of [...SEEDED, 'alice', 'db.team.example', 'dingtalk']) {
       assert.ok(!report.includes(secret), `${secret} must not be in the report`)
     }
@@ -149,11 +150,18 @@ describe('self-update and the problem report', () => {
   })
 
   it('says all of it in Chinese', async () => {
-    await switchLanguage(s, 'zh-CN')
+    // Still on Settings (scrolled down to the report): the language is switched right here.
+    await s.waitGone('dialog[open]')
+    await s.select('[data-testid="settings-language"]', 'zh-CN')
+    await waitFor(async () => (await s.text('[data-testid="page-title"]')) === '设置', { what: 'Settings in Chinese' })
     await s.scrollTo('[data-testid="about-card"]')
     assert.equal(await s.text('[data-testid="about-channel"]'), '开发版')
     await screenshot(s, 'zh-CN/update-02-settings-about')
-    await s.click('[data-testid="about-check"]')
+    // The offer may already be back on screen (the pending update is offered again in the new
+    // language); otherwise Check now brings it.
+    if ((await s.findAll('[data-testid="update-dialog"] [data-testid="update-install"]')).length === 0) {
+      await s.click('[data-testid="about-check"]')
+    }
     await s.waitFor('[data-testid="update-dialog"] [data-testid="update-install"]')
     assert.match(await s.text('[data-testid="update-dialog"] h2'), /算力租用管家 99\.0\.0 已发布/)
     assert.equal(await s.text('[data-testid="update-notes"]'), '“立即关机”已改用 RunPod REST v2，重新可用。')
