@@ -20,7 +20,7 @@ export const ZH_ALLOWED = new Set(
   nvidia-smi nvidia smi sm systemd cron dmesg df lsmod pid tmux screen ssh-agent known_hosts root ok
   Webhook webhook push stash Stash commit ssh sshd ssh-add ssh-keygen setsid Container Toolkit PGPASSWORD JSON GGUF VPN Ctrl Shift Conda Google Cloud SHA freeze Server POST hf-mirror transformers peft all agent Batch Cache
   DataLoader Killed GitHub PyPI English SFF Generation Ti Super SUPER Max-Q Laptop Ultra Pro Mini
-  True False None PM AM fp fp16 bf16 fp32 int8 int4 FP BF INT AdamW Adam SGD KV batch`
+  python True False None PM AM fp fp16 bf16 fp32 int8 int4 FP BF INT AdamW Adam SGD KV batch`
     .split(/\s+/)
     .filter(Boolean),
 )

@@ -127,7 +127,7 @@ fn disks(facts: &Facts, context: &DiagnoseContext) -> Vec<Finding> {
                 .subject(disk.mount.clone())
                 .title(format!("{} 只剩 {free_gib:.1} GiB", disk.mount), format!("Only {free_gib:.1} GiB left on {}", disk.mount))
                 .detail(
-                    if system_disk { "系统盘快满了：pip/conda 安装、模型下载和 checkpoint 会写到一半失败。大文件应放在数据盘上。" } else { "这块盘快满了：下载和保存 checkpoint 会失败。" },
+                    if system_disk { "系统盘快满了：pip/conda 安装、模型下载和训练检查点会写到一半失败。大文件应放在数据盘上。" } else { "这块盘快满了：下载文件和保存训练检查点都会失败。" },
                     if system_disk { "The system disk is nearly full: pip/conda installs, model downloads and checkpoints will fail half-way. Large files belong on the data disk." } else { "This disk is nearly full: downloads and checkpoints will fail." },
                 )
                 .run("找出占空间的目录：", "Find what takes the space:", "du -xh --max-depth=2 ~ 2>/dev/null | sort -rh | head -n 15")

@@ -78,7 +78,7 @@ fn daemon_down(docker: &DockerFacts, context: &DiagnoseContext) -> Finding {
     draft(context.lang, "docker.daemon_not_running", Severity::Warning)
         .title("Docker 已安装，但守护进程没有运行", "Docker is installed but its daemon is not running")
         .detail(
-            "这台机器可以运行 Docker，但 docker 命令连不上守护进程：服务没有启动，或当前用户没有权限访问它。",
+            "这台机器可以运行 Docker，但 Docker 命令行连不上守护进程：服务没有启动，或当前用户没有权限访问它。",
             "This machine can run Docker, but the docker command cannot reach its daemon: the service is not started, or this user may not use it.",
         )
         .run("启动 Docker 并设为开机自启：", "Start Docker and have it start at boot:", "sudo systemctl enable --now docker")

@@ -110,7 +110,7 @@ fn python_missing_finding(context: &DiagnoseContext) -> Finding {
     draft(context.lang, "python.missing", Severity::Warning)
         .title("没有可用的 Python", "No Python interpreter found")
         .detail(
-            "登录 shell 里找不到 python3 或 python。建议用 Miniconda 管理环境，避免弄乱系统 Python。",
+            "登录环境里找不到 python3 或 python 命令。建议用 Miniconda 管理环境，避免弄乱系统 Python。",
             "Neither python3 nor python is on the login shell's PATH. Miniconda keeps environments separate from the system Python.",
         )
         .run(
