@@ -7,7 +7,9 @@ method, path, headers and body of every request. Tests drive it through /_standi
   PATCH /_standin/instances/ID     change one (state, price, ssh_port, name …)
   POST  /_standin/script           {"fail": [{"status": 429, "times": 2, "after": n}], "malformed": n,
                                     "confirm_after": n, "page_size": n, "accumulate": yuan, "delay": seconds,
-                                    "charges": {"ID": {"2026-12-01": "4.4"}}}
+                                    "charges": {"ID": {"2026-12-01": "4.4"}},
+                                    "answer_as": {"ID": "OTHER"}}   (a direct look at ID answers
+                                    with OTHER's record: a hostile or mixed-up provider)
   GET   /_standin/requests         what was asked, in order (the key shown as "ok" or "wrong")
   GET   /_standin/violations       requests that broke the documented contract
 
@@ -31,7 +33,7 @@ SCHEMAS = json.load(open(__file__.rsplit("/", 1)[0] + "/schemas.json"))[PROVIDER
 lock = threading.Lock()
 instances = {}
 script = {"fail": [], "malformed": 0, "confirm_after": 1, "page_size": 25, "accumulate": "0",
-          "charges": {}}
+          "charges": {}, "answer_as": {}}
 pending = {}  # id -> (target state, looks left)
 requests_seen = []
 violations = []
@@ -259,9 +261,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(204, None) if self.power(ident, "gone") else self.reply(
                     404, {"title": "Not Found", "status": 404, "detail": "pod not found"})
             advance(ident)
-            if ident not in instances:
+            shown = script["answer_as"].get(ident, ident)
+            if shown not in instances:
                 return self.reply(404, {"title": "Not Found", "status": 404, "detail": "pod not found"})
-            return self.reply(200, render(instances[ident]))
+            return self.reply(200, render(instances[shown]))
         if len(parts) == 4 and parts[:2] == ["v2", "pods"] and parts[3] == "action" and method == "POST":
             ident, action = parts[2], (body or {}).get("action")
             if set((body or {}).keys()) != {"action"} or action not in ("start", "stop", "restart", "terminate"):
@@ -310,7 +313,8 @@ class Handler(BaseHTTPRequestHandler):
             ident = parts[3]
             if method == "GET":
                 advance(ident)
-                return self.reply(200, {"instances": render(instances[ident]) if ident in instances else None})
+                shown = script["answer_as"].get(ident, ident)
+                return self.reply(200, {"instances": render(instances[shown]) if shown in instances else None})
             if method == "PUT":
                 state = (body or {}).get("state")
                 if state not in ("running", "stopped"):

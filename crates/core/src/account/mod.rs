@@ -8,7 +8,9 @@
 //! - [`sync`]: the provider's listing against the ledger — imports, state changes as ledger
 //!   events, price changes as rule changes, SSH endpoint changes — computed first and written
 //!   in one transaction, so a sync that fails midway records nothing.
-//! - [`power`]: on, off and release through the API, recorded once the provider confirms.
+//! - [`link`]: which account and provider id an instance is linked to. Powering it through the
+//!   account (on, off, release, confirmed by the provider) is `crate::stop`'s, which calls
+//!   [`client`].
 //! - [`reconcile`]: the ledger's cost per day beside what the provider charged.
 //!
 //! Keys live only in the OS keychain; the database keeps the provider, the label and, for
@@ -21,7 +23,7 @@ pub mod client;
 mod error;
 pub mod http;
 pub mod lambda;
-pub mod power;
+pub mod link;
 pub mod reconcile;
 pub mod remote;
 pub mod runpod;
@@ -39,6 +41,7 @@ use crate::store::Store;
 
 pub use error::AccountError;
 pub use http::Backoff;
+pub use link::{acknowledge, link_by_id, link_of, InstanceLink};
 pub use remote::{PowerVerb, RemoteState};
 
 /// A provider whose API Leasehold can sync.
@@ -250,7 +253,9 @@ impl AccountRef {
         })
     }
 
-    fn keychain_entry(&self) -> String {
+    /// The keychain entry of the account's API key: `provider-key:PROVIDER:LABEL`, the one
+    /// naming every provider key uses (Stop's key of a provider is its `default` account's).
+    pub fn keychain_entry(&self) -> String {
         format!("provider-key:{}:{}", self.provider.as_str(), self.label)
     }
 }
