@@ -1,5 +1,5 @@
 //! Which provider account and provider id a ledger instance is linked to, as the last sync saw
-//! it. Powering a linked instance through its account is Stop's job (`crate::stop::power`).
+//! it. Powering a linked instance through its account is the job of the `stop` module.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

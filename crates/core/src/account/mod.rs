@@ -9,12 +9,14 @@
 //!   events, price changes as rule changes, SSH endpoint changes — computed first and written
 //!   in one transaction, so a sync that fails midway records nothing.
 //! - [`link`]: which account and provider id an instance is linked to. Powering it through the
-//!   account (on, off, release, confirmed by the provider) is `crate::stop`'s, which calls
+//!   account (on, off, release, confirmed by the provider) is the `stop` module's, which calls
 //!   [`client`].
 //! - [`reconcile`]: the ledger's cost per day beside what the provider charged.
 //!
-//! Keys live only in the OS keychain; the database keeps the provider, the label and, for
-//! machines without a keychain, the name of the environment variable the key came from.
+//! Keys live only in the OS keychain, as `provider-key:PROVIDER:LABEL` (the one naming: Stop's
+//! key of a provider is its `default` account's); the database (`store::accounts`) keeps the
+//! provider, the label and, for machines without a keychain, the name of the environment
+//! variable the key came from.
 //! Adding a provider: a file like [`runpod`], a [`Provider`] variant, and its arms in
 //! [`client`].
 

@@ -108,9 +108,9 @@ mod tests {
     use super::*;
     use crate::account::{runpod, vast};
 
-    fn pod(value: Value) -> RemoteInstance {
+    fn pod(value: &Value) -> RemoteInstance {
         let now = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
-        runpod::parse_pod(&value, now).expect("a pod")
+        runpod::parse_pod(value, now).expect("a pod")
     }
 
     #[test]
@@ -118,37 +118,37 @@ mod tests {
         let now = Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap();
         let off = |remote: &RemoteInstance| verdict(PowerVerb::Off, "p1", Some(remote));
         assert_eq!(
-            off(&pod(json!({"id": "p1", "status": "EXITED"}))),
+            off(&pod(&json!({"id": "p1", "status": "EXITED"}))),
             Verdict::Confirmed
         );
         assert_eq!(
-            off(&pod(json!({"id": "p1", "status": "TERMINATED"}))),
+            off(&pod(&json!({"id": "p1", "status": "TERMINATED"}))),
             Verdict::Confirmed
         );
         assert_eq!(
-            off(&pod(json!({"id": "p1", "status": "RUNNING"}))),
+            off(&pod(&json!({"id": "p1", "status": "RUNNING"}))),
             Verdict::NotYet("RUNNING".into())
         );
         assert_eq!(
-            off(&pod(json!({"id": "p2", "status": "EXITED"}))),
+            off(&pod(&json!({"id": "p2", "status": "EXITED"}))),
             Verdict::OtherInstance("p2".into()),
             "pod B's EXITED says nothing about pod A"
         );
-        let vast = |v: Value| vast::parse_instance(&v, now).expect("an instance");
+        let vast = |v: &Value| vast::parse_instance(v, now).expect("an instance");
         let off4 = |remote: &RemoteInstance| verdict(PowerVerb::Off, "4", Some(remote));
         assert_eq!(
-            off4(&vast(json!({"id": 4, "actual_status": "stopped"}))),
+            off4(&vast(&json!({"id": 4, "actual_status": "stopped"}))),
             Verdict::Confirmed
         );
         assert_eq!(
             off4(&vast(
-                json!({"id": 4, "actual_status": "running", "intended_status": "stopped"})
+                &json!({"id": 4, "actual_status": "running", "intended_status": "stopped"})
             )),
             Verdict::NotYet("running".into()),
             "asked to stop is not stopped"
         );
         assert_eq!(
-            off4(&vast(json!({"id": 5, "actual_status": "stopped"}))),
+            off4(&vast(&json!({"id": 5, "actual_status": "stopped"}))),
             Verdict::OtherInstance("5".into())
         );
     }
@@ -161,7 +161,7 @@ mod tests {
             verdict(PowerVerb::On, "p1", None),
             Verdict::NotYet("gone".into())
         );
-        let running = pod(json!({"id": "p1", "status": "RUNNING"}));
+        let running = pod(&json!({"id": "p1", "status": "RUNNING"}));
         assert_eq!(
             verdict(PowerVerb::On, "p1", Some(&running)),
             Verdict::Confirmed
@@ -202,7 +202,7 @@ mod tests {
 
     #[tokio::test]
     async fn another_ids_exited_never_confirms_and_the_wait_ends_saying_so() {
-        let (look, looks) = counted(|_| Ok(Some(pod(json!({"id": "p2", "status": "EXITED"})))));
+        let (look, looks) = counted(|_| Ok(Some(pod(&json!({"id": "p2", "status": "EXITED"})))));
         let outcome = until_confirmed(look, "p1", PowerVerb::Off, quick(100), Instant::now()).await;
         match outcome {
             Err(Unconfirmed::OtherInstance { other, .. }) => assert_eq!(other, "p2"),
@@ -217,13 +217,13 @@ mod tests {
     #[tokio::test]
     async fn the_same_ids_answer_confirms_after_other_ids_and_failed_looks() {
         let (look, looks) = counted(|n| match n {
-            0 => Ok(Some(pod(json!({"id": "p2", "status": "EXITED"})))),
+            0 => Ok(Some(pod(&json!({"id": "p2", "status": "EXITED"})))),
             1 => Err(AccountError::Unreachable {
                 provider: "RunPod",
                 detail: "timeout".into(),
             }),
-            2 => Ok(Some(pod(json!({"id": "p1", "status": "RUNNING"})))),
-            _ => Ok(Some(pod(json!({"id": "p1", "status": "EXITED"})))),
+            2 => Ok(Some(pod(&json!({"id": "p1", "status": "RUNNING"})))),
+            _ => Ok(Some(pod(&json!({"id": "p1", "status": "EXITED"})))),
         });
         until_confirmed(look, "p1", PowerVerb::Off, quick(5_000), Instant::now())
             .await
@@ -233,7 +233,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_pod_still_running_times_out_with_its_last_word() {
-        let (look, _) = counted(|_| Ok(Some(pod(json!({"id": "p1", "status": "RUNNING"})))));
+        let (look, _) = counted(|_| Ok(Some(pod(&json!({"id": "p1", "status": "RUNNING"})))));
         let started = Instant::now();
         match until_confirmed(look, "p1", PowerVerb::Off, quick(60), started).await {
             Err(Unconfirmed::StillSays { last, .. }) => assert_eq!(last, "RUNNING"),

@@ -186,7 +186,7 @@ impl Resolved {
     /// What the plan knows of this instance (the keychain is asked whether a key is saved).
     fn route_facts(&self) -> (RouteFacts, Option<AccountRef>, bool) {
         let power_off = self.provider.map(ProviderKey::power_off);
-        let command = power_off.as_ref().map_or(true, |p| p.command.is_some());
+        let command = power_off.as_ref().is_none_or(|p| p.command.is_some());
         let api = self.stop_api();
         let api_key_saved = api.is_some_and(|a| stored_api_key(a).is_some());
         let account = self
