@@ -9,6 +9,8 @@ method, path, headers and body of every request. Tests drive it through /_standi
                                     "confirm_after": n, "page_size": n, "accumulate": yuan, "delay": seconds,
                                     "charges": {"ID": {"2026-12-01": "4.4"}},
                                     hostile cases (off by default):
+                                    "answer_as": {"ID": "OTHER"}  a direct look at ID answers with
+                                    OTHER's record (a hostile or mixed-up provider),
                                     "hide": [ID]  left out of listings, still answered by a direct look,
                                     "duplicate": [ID]  listed twice (the second copy named "… (copy)"),
                                     "refuse_snapshot": [ID]  AutoDL refuses that snapshot,
@@ -44,7 +46,8 @@ SCHEMAS = json.load(open(__file__.rsplit("/", 1)[0] + "/schemas.json"))[PROVIDER
 lock = threading.Lock()
 instances = {}
 script = {"fail": [], "malformed": 0, "confirm_after": 1, "page_size": 25, "accumulate": "0",
-          "charges": {}, "hide": [], "duplicate": [], "refuse_snapshot": [], "no_max_page": False}
+          "charges": {}, "hide": [], "duplicate": [], "refuse_snapshot": [], "no_max_page": False,
+          "answer_as": {}}
 pending = {}  # id -> (target state, looks left)
 requests_seen = []
 violations = []
@@ -375,9 +378,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(204, None) if self.power(ident, "gone") else self.reply(
                     404, {"title": "Not Found", "status": 404, "detail": "pod not found"})
             advance(ident)
-            if ident not in instances:
+            shown = script["answer_as"].get(ident, ident)
+            if shown not in instances:
                 return self.reply(404, {"title": "Not Found", "status": 404, "detail": "pod not found"})
-            return self.reply(200, render(instances[ident]))
+            return self.reply(200, render(instances[shown]))
         if len(parts) == 4 and parts[:2] == ["v2", "pods"] and parts[3] == "action" and method == "POST":
             ident, action = parts[2], (body or {}).get("action")
             if set((body or {}).keys()) != {"action"} or action not in ("start", "stop", "restart", "terminate"):
@@ -453,7 +457,8 @@ class Handler(BaseHTTPRequestHandler):
             ident = parts[3]
             if method == "GET":
                 advance(ident)
-                return self.reply(200, {"instances": render(instances[ident]) if ident in instances else None})
+                shown = script["answer_as"].get(ident, ident)
+                return self.reply(200, {"instances": render(instances[shown]) if shown in instances else None})
             if method == "PUT":
                 state = (body or {}).get("state")
                 if state not in ("running", "stopped"):

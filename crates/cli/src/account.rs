@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use chrono::NaiveDate;
 use leasehold_core::account::{
-    self, power, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb,
+    self, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb,
 };
-use leasehold_core::stop::StopWait;
+use leasehold_core::stop::{self, StopWait};
 use leasehold_core::store::Store;
 use leasehold_core::Clock;
 use serde_json::json;
@@ -258,7 +258,7 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                     every: Duration::from_secs(2),
                     ..StopWait::default()
                 };
-                match power::power(
+                match stop::power(
                     &store,
                     name,
                     verb,

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use leasehold_core::ssh::Secret;
-use leasehold_core::stop::{self, ApiEndpoints, StopReport, StopVia, StopWait};
+use leasehold_core::stop::{
+    self, ApiEndpoints, SshStop, StopBy, StopError, StopReport, StopVia, StopWait,
+};
 use leasehold_core::store::Store;
 
 use crate::output;
@@ -79,75 +81,48 @@ pub fn run(db: &Path, args: &StopArgs) -> ExitCode {
             Ok(store) => store,
             Err(err) => return output::fail(&err),
         };
-        let clock = crate::ledger::CLOCK;
-        let code = if args.api {
-            match stop::over_api(
-                &store,
-                &args.name,
-                &ApiEndpoints::from_env(),
-                args.provider_id.as_deref(),
+        let by = if args.api {
+            StopBy::Api {
+                provider_id: args.provider_id.as_deref(),
                 key,
-                StopWait {
-                    limit: Duration::from_secs(args.wait.max(1)),
-                    ..StopWait::default()
-                },
-                &clock,
-            )
-            .await
-            {
-                Ok(report) => print(&report, args.json),
-                Err(err) => output::fail(&err),
             }
         } else {
-            over_ssh(&store, args, password, &clock).await
+            StopBy::Ssh(SshStop {
+                ssh_command: args.ssh.clone(),
+                identity_files: args.identity.clone(),
+                known_hosts: args.known_hosts.clone(),
+                accept_new_host_key: args.accept_new_host_key,
+                password,
+                connect_timeout: Some(Duration::from_secs(10)),
+                link: None,
+                command: args.power_off.as_deref(),
+            })
         };
+        let wait = StopWait {
+            limit: Duration::from_secs(args.wait.max(1)),
+            ..StopWait::default()
+        };
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let outcome = stop::now(
+            &store,
+            &args.name,
+            by,
+            &ApiEndpoints::from_env(),
+            wait,
+            &crate::ledger::CLOCK,
+            ctrl_c,
+        )
+        .await;
         store.close().await;
-        code
+        match outcome {
+            Ok(report) => print(&report, args.json),
+            // A login that failed before anything ran exits as every SSH failure does.
+            Err(StopError::Connect(err)) => fail_ssh(&err),
+            Err(err) => output::fail(&err),
+        }
     })
-}
-
-async fn over_ssh(
-    store: &Store,
-    args: &StopArgs,
-    password: Option<Secret>,
-    clock: &leasehold_core::SystemClock,
-) -> ExitCode {
-    let mut request = match stop::request_for(store, &args.name, args.ssh.as_deref()).await {
-        Ok(request) => request,
-        Err(err) => return output::fail(&err),
-    };
-    request.identity_files.extend(args.identity.iter().cloned());
-    request.known_hosts.clone_from(&args.known_hosts);
-    request.accept_new_host_key = args.accept_new_host_key;
-    request.password = password;
-    request.connect_timeout = Some(Duration::from_secs(10));
-    let target = match request.connect().await {
-        Ok(target) => target,
-        Err(err) => return fail_ssh(&err),
-    };
-    let wait = StopWait {
-        limit: Duration::from_secs(args.wait.max(1)),
-        ..StopWait::default()
-    };
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let outcome = stop::over_ssh_with(
-        store,
-        &args.name,
-        &target,
-        request,
-        args.power_off.as_deref(),
-        wait,
-        clock,
-        ctrl_c,
-    )
-    .await;
-    target.disconnect().await;
-    match outcome {
-        Ok(report) => print(&report, args.json),
-        Err(err) => output::fail(&err),
-    }
 }
 
 fn print(report: &StopReport, json: bool) -> ExitCode {

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use leasehold_core::account::{
-    self, power, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb, Provider,
+    self, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb, Provider,
 };
 use leasehold_core::billing::{ledger, InstanceState};
 use leasehold_core::clock::FixedClock;
 use leasehold_core::ssh::Secret;
-use leasehold_core::stop::StopWait;
+use leasehold_core::stop::{power, StopError, StopWait};
 use leasehold_core::store::Store;
 use leasehold_testkit::provider_standin::ProviderStandin;
 use rust_decimal::Decimal;
@@ -417,15 +417,9 @@ async fn a_hand_recorded_instance_with_its_id_is_linked_not_copied() {
         rules: leasehold_core::billing::BillingRules::simple(dec!(0.44), 1),
     };
     ledger::add_instance(&store, &new, at(7, 0)).await.unwrap();
-    leasehold_core::stop::save_provider_id(
-        &store,
-        "mine",
-        leasehold_core::billing::StopApi::Runpod,
-        "p9",
-        at(7, 0),
-    )
-    .await
-    .unwrap();
+    leasehold_core::stop::save_provider_id(&store, "mine", Provider::Runpod, "p9", at(7, 0))
+        .await
+        .unwrap();
     let account = add(&store, Provider::Runpod, "default", "LH_T_RP5", "k2", &base).await;
     standin.set_instances(
         json!([{"id": "p9", "name": "other name", "state": "running",
@@ -435,7 +429,7 @@ async fn a_hand_recorded_instance_with_its_id_is_linked_not_copied() {
     assert!(report.imported.is_empty(), "{report:?}");
     assert_eq!(report.events[0].kind, "started");
     assert_eq!(report.events[0].at, at(7, 30));
-    let link = power::link_of(&store, "mine")
+    let link = account::link_of(&store, "mine")
         .await
         .unwrap()
         .expect("linked");
@@ -461,7 +455,7 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
         ..StopWait::default()
     };
     let endpoints = Endpoints::all_at(&base);
-    let report = power::power(
+    let report = power(
         &store,
         "gpu",
         PowerVerb::Off,
@@ -488,7 +482,7 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     assert_eq!(state, Some(InstanceState::Stopped));
 
     // Off again: RunPod answers 409 and nothing changes.
-    let err = power::power(
+    let err = power(
         &store,
         "gpu",
         PowerVerb::Off,
@@ -500,12 +494,12 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     .await
     .unwrap_err();
     assert!(
-        matches!(err, AccountError::ActionNotAllowed { .. }),
+        matches!(&err, StopError::Account(e) if matches!(**e, AccountError::ActionNotAllowed { .. })),
         "{err:?}"
     );
 
     // A release needs the release checklist first.
-    let err = power::power(
+    let err = power(
         &store,
         "gpu",
         PowerVerb::Release,
@@ -517,13 +511,13 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     .await
     .unwrap_err();
     assert!(
-        matches!(err, AccountError::ReleaseBlocked { .. }),
+        matches!(&err, StopError::Account(e) if matches!(**e, AccountError::ReleaseBlocked { .. })),
         "{err:?}"
     );
 
     // A provider that never confirms: nothing recorded.
     standin.script(json!({"confirm_after": 1000}));
-    let err = power::power(
+    let err = power(
         &store,
         "gpu",
         PowerVerb::On,
@@ -538,7 +532,10 @@ async fn power_goes_through_the_api_and_is_recorded_once_confirmed() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, AccountError::NotConfirmed { .. }), "{err:?}");
+    assert!(
+        matches!(&err, StopError::Account(e) if matches!(**e, AccountError::NotConfirmed { .. })),
+        "{err:?}"
+    );
     let state = ledger::show(&store, "gpu", at(9, 20))
         .await
         .unwrap()
@@ -574,9 +571,9 @@ async fn lambda_offers_no_stop_and_reconcile_says_it_keeps_no_records() {
         dec!(1.29),
         "cents per hour read as dollars"
     );
-    let link = power::link_of(&store, "a100").await.unwrap().unwrap();
+    let link = account::link_of(&store, "a100").await.unwrap().unwrap();
     assert_eq!(link.verbs, vec![PowerVerb::Release], "no stop on Lambda");
-    let err = power::power(
+    let err = power(
         &store,
         "a100",
         PowerVerb::Off,
@@ -588,7 +585,7 @@ async fn lambda_offers_no_stop_and_reconcile_says_it_keeps_no_records() {
     .await
     .unwrap_err();
     assert!(
-        matches!(err, AccountError::ActionUnsupported { .. }),
+        matches!(&err, StopError::Account(e) if matches!(**e, AccountError::ActionUnsupported { .. })),
         "{err:?}"
     );
     let rows = reconcile::reconcile(
@@ -783,7 +780,7 @@ async fn stop_now_goes_through_the_linked_account_and_a_hand_stop_is_checked_the
     assert_eq!(state(at(9, 0)).await, Some(InstanceState::Stopped));
 
     // Powered on again, then "stopped" by hand while RunPod still runs it: the look says so.
-    power::power(
+    power(
         &store,
         "gpu",
         PowerVerb::On,

@@ -314,7 +314,7 @@ async fn a_price_in_another_currency_never_enters_the_rules() {
     leasehold_core::stop::save_provider_id(
         &store,
         "by hand",
-        leasehold_core::billing::StopApi::Runpod,
+        Provider::Runpod,
         "c1",
         at(7, 0),
     )

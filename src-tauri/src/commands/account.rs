@@ -3,15 +3,15 @@
 
 use chrono::NaiveDate;
 use leasehold_core::account::held::AcceptReport;
-use leasehold_core::account::power::{InstanceLink, PowerReport};
 use leasehold_core::account::reconcile::ReconcileRow;
 use leasehold_core::account::sync::AccountSyncReport;
 use leasehold_core::account::{
-    self, AccountRef, AccountRemoved, AccountSummary, AddReport, Backoff, Endpoints, PowerVerb,
+    self, AccountRef, AccountRemoved, AccountSummary, AddReport, Backoff, Endpoints, InstanceLink,
+    PowerVerb,
 };
 use leasehold_core::billing::BillingRules;
 use leasehold_core::ssh::Secret;
-use leasehold_core::stop::StopWait;
+use leasehold_core::stop::{self, PowerReport, StopWait};
 use leasehold_core::ApiError;
 use tracing::instrument;
 
@@ -103,7 +103,7 @@ pub async fn account_link(
     state: tauri::State<'_, AppState>,
     instance: String,
 ) -> Result<Option<InstanceLink>, ApiError> {
-    Ok(account::power::link_of(&state.store, &instance).await?)
+    Ok(account::link_of(&state.store, &instance).await?)
 }
 
 /// Power on, off or release through the provider's API; recorded once the provider confirms.
@@ -114,7 +114,7 @@ pub async fn account_power(
     instance: String,
     verb: PowerVerb,
 ) -> Result<PowerReport, ApiError> {
-    let report = account::power::power(
+    let report = stop::power(
         &state.store,
         &instance,
         verb,
@@ -137,7 +137,7 @@ pub async fn account_acknowledge(
     state: tauri::State<'_, AppState>,
     instance: String,
 ) -> Result<(), ApiError> {
-    Ok(account::power::acknowledge(&state.store, &instance).await?)
+    Ok(account::acknowledge(&state.store, &instance).await?)
 }
 
 /// The ledger beside the provider's charges for the last `days` days.

@@ -1,9 +1,10 @@
-//! "Stop now" (instance page, reminders, tray): thin commands over `leasehold_core::stop`.
+//! "Stop now" (instance page, reminders, tray): one call each into `leasehold_core::stop`.
 
-use leasehold_core::billing::StopApi;
+use leasehold_core::account::Provider;
 use leasehold_core::ssh::Secret;
 use leasehold_core::stop::{
-    self, ApiEndpoints, HandCheck, HandStop, StopPlan, StopReport, StopVia, StopWait,
+    self, ApiEndpoints, HandCheck, HandStop, SshStop, StopBy, StopPlan, StopReport, StopVia,
+    StopWait,
 };
 use leasehold_core::update::Activity;
 use leasehold_core::ApiError;
@@ -25,12 +26,13 @@ pub async fn stop_plan(
 /// Keep a provider's API key in the OS keychain.
 #[tauri::command]
 #[instrument(skip(api_key), err(Debug))]
-pub fn stop_save_api_key(api: StopApi, api_key: Secret) -> Result<(), ApiError> {
+pub fn stop_save_api_key(api: Provider, api_key: Secret) -> Result<(), ApiError> {
     Ok(stop::save_api_key(api, &api_key)?)
 }
 
-/// Power `instance` off now (over SSH with `command`, or through its provider's API) and record
-/// `stopped` once confirmed; the live connection is closed afterwards.
+/// Power `instance` off now (over SSH with `command` on the live connection, or through its
+/// provider's API) and record `stopped` once confirmed; the live connection is closed
+/// afterwards.
 #[tauri::command]
 #[instrument(skip(state), err(Debug))]
 pub async fn stop_now(
@@ -42,36 +44,32 @@ pub async fn stop_now(
 ) -> Result<StopReport, ApiError> {
     // An update waits until the stop is confirmed or refused (`update::gate`).
     let _running = state.running_work.begin(Activity::Stop);
-    let report = match via {
-        StopVia::Api => {
-            stop::over_api(
-                &state.store,
-                &instance,
-                &ApiEndpoints::from_env(),
-                provider_id.as_deref(),
-                None,
-                StopWait::default(),
-                state.clock.as_ref(),
-            )
-            .await?
-        }
-        StopVia::Ssh => {
-            let request = stop::request_for(&state.store, &instance, None).await?;
-            let target = state.live_target(&instance).await?;
-            // The window has no "cancel" for a stop: it runs until confirmed or refused.
-            stop::over_ssh_with(
-                &state.store,
-                &instance,
-                target.as_ref(),
-                request,
-                command.as_deref(),
-                StopWait::default(),
-                state.clock.as_ref(),
-                std::future::pending(),
-            )
-            .await?
-        }
+    let target = match via {
+        StopVia::Ssh => Some(state.live_target(&instance).await?),
+        StopVia::Api => None,
     };
+    let by = match &target {
+        Some(target) => StopBy::Ssh(SshStop {
+            link: Some(target.as_ref()),
+            command: command.as_deref(),
+            ..SshStop::default()
+        }),
+        None => StopBy::Api {
+            provider_id: provider_id.as_deref(),
+            key: None,
+        },
+    };
+    // The window has no "cancel" for a stop: it runs until confirmed or refused.
+    let report = stop::now(
+        &state.store,
+        &instance,
+        by,
+        &ApiEndpoints::from_env(),
+        StopWait::default(),
+        state.clock.as_ref(),
+        std::future::pending(),
+    )
+    .await?;
     state.live.disconnect(&instance).await;
     Ok(report)
 }
@@ -87,15 +85,13 @@ pub async fn stop_record_by_hand(
     instance: String,
 ) -> Result<HandStop, ApiError> {
     state.live.disconnect(&instance).await;
-    let look = stop::look_for(
+    let stopped = stop::record_by_hand_and_look(
         &state.store,
         &instance,
         &ApiEndpoints::from_env(),
-        state.now(),
+        state.clock.as_ref(),
     )
     .await?;
-    let stopped =
-        stop::record_by_hand(&state.store, &instance, look.as_ref(), state.clock.as_ref()).await?;
     board.wake();
     Ok(stopped)
 }
@@ -108,24 +104,13 @@ pub async fn stop_check_again(
     board: tauri::State<'_, ReminderBoard>,
     instance: String,
 ) -> Result<Option<HandCheck>, ApiError> {
-    let Some(look) = stop::look_for(
+    let check = stop::check_again(
         &state.store,
         &instance,
         &ApiEndpoints::from_env(),
-        state.now(),
-    )
-    .await?
-    else {
-        return Ok(None);
-    };
-    let check = stop::check_recorded_stop(
-        &state.store,
-        &instance,
-        &look,
-        stop::LOOK_AGAIN_AFTER,
         state.clock.as_ref(),
     )
     .await?;
     board.wake();
-    Ok(Some(check))
+    Ok(check)
 }

@@ -8,11 +8,15 @@
 //! - [`sync`]: the provider's listing against the ledger — imports, state changes as ledger
 //!   events, price changes as rule changes, SSH endpoint changes — computed first and written
 //!   in one transaction, so a sync that fails midway records nothing.
-//! - [`power`]: on, off and release through the API, recorded once the provider confirms.
+//! - [`link`]: which account and provider id an instance is linked to. Powering it through the
+//!   account (on, off, release, confirmed by the provider) is the `stop` module's, which calls
+//!   [`client`].
 //! - [`reconcile`]: the ledger's cost per day beside what the provider charged.
 //!
-//! Keys live only in the OS keychain; the database keeps the provider, the label and, for
-//! machines without a keychain, the name of the environment variable the key came from.
+//! Keys live only in the OS keychain, as `provider-key:PROVIDER:LABEL` (the one naming: Stop's
+//! key of a provider is its `default` account's); the database (`store::accounts`) keeps the
+//! provider, the label and, for machines without a keychain, the name of the environment
+//! variable the key came from.
 //! Adding a provider: a file like [`runpod`], a [`Provider`] variant, and its arms in
 //! [`client`].
 
@@ -22,8 +26,8 @@ mod error;
 pub mod held;
 pub mod http;
 pub mod lambda;
+pub mod link;
 mod plan;
-pub mod power;
 pub mod reconcile;
 pub mod remote;
 pub mod runpod;
@@ -41,6 +45,7 @@ use crate::store::Store;
 
 pub use error::AccountError;
 pub use http::Backoff;
+pub use link::{acknowledge, link_by_id, link_of, InstanceLink};
 pub use remote::{PowerVerb, RemoteState};
 
 /// A provider whose API Leasehold can sync.
@@ -280,7 +285,9 @@ impl AccountRef {
         })
     }
 
-    fn keychain_entry(&self) -> String {
+    /// The keychain entry of the account's API key: `provider-key:PROVIDER:LABEL`, the one
+    /// naming every provider key uses (Stop's key of a provider is its `default` account's).
+    pub fn keychain_entry(&self) -> String {
         format!("provider-key:{}:{}", self.provider.as_str(), self.label)
     }
 }

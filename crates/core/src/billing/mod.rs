@@ -22,7 +22,6 @@ pub mod exchange;
 pub mod ledger;
 pub mod money;
 pub(crate) mod new_instance;
-pub mod power_off;
 pub mod presets;
 pub mod price_check;
 pub mod rent_vs_buy;
@@ -35,7 +34,6 @@ pub use estimate::{estimate, CostEstimate, EstimateInput, SplitRunComparison, Sp
 pub use events::{EventKind, InstanceState, LedgerEvent};
 pub use money::Currency;
 pub use new_instance::{NewInstance, PowerAction};
-pub use power_off::{PowerOff, StopApi, GENERIC_POWER_OFF};
 pub use presets::{presets, MachineKind, ProviderKey, ProviderPreset};
 pub use price_check::{price_check, PriceCheck, PriceCheckInput, PriceWarning};
 pub use rent_vs_buy::{rent_vs_buy, MonthCost, RentVsBuy, RentVsBuyInput};

@@ -1,6 +1,6 @@
 //! "Already stopped at the provider — record it": the secondary way, for when the user stopped
 //! the machine in the provider's console. The ledger takes the user's word, and then Leasehold
-//! looks for itself (the provider's API, else a fresh SSH login): a machine that still answers
+//! looks for itself (the provider route, else a fresh SSH login): a machine that still answers
 //! is recorded as such, and the reminders raise `stop_contradicted` until it is dealt with, so
 //! a mistaken "it's off" never silences the alarms while the meter runs.
 
@@ -10,14 +10,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::api::{self, PowerState};
-use super::{
-    check_route, provider_id, running_provider, saved_request, stored_api_key, ApiEndpoints,
-    RouteFacts, StopError, StopVia,
-};
-use crate::billing::{ledger, PowerAction, ProviderKey, StopApi};
+use super::api::{ApiEndpoints, ProviderRoute};
+use super::instance::Resolved;
+use super::{check_route, StopError, StopVia};
+use crate::billing::{ledger, PowerAction};
 use crate::clock::Clock;
-use crate::ssh::{ConnectRequest, Secret};
+use crate::ssh::ConnectRequest;
 use crate::store::stop_checks::{self, StopCheckRow};
 use crate::store::Store;
 
@@ -25,19 +23,11 @@ use crate::store::Store;
 pub enum Look {
     /// A fresh SSH login (never the app's open link, which may not have noticed yet).
     Ssh(ConnectRequest),
-    /// The provider's status of the instance, asked through the provider account it is
-    /// linked to.
-    Account {
-        store: Store,
-        name: String,
-        endpoints: ApiEndpoints,
-    },
-    /// The provider's own status of the instance.
+    /// The provider's status of the instance, through the provider route (its linked account,
+    /// else the saved id and key): only an answer about the same id counts.
     Api {
         endpoints: ApiEndpoints,
-        api: StopApi,
-        id: String,
-        key: Secret,
+        route: ProviderRoute,
     },
 }
 
@@ -45,13 +35,13 @@ impl Look {
     pub fn via(&self) -> StopVia {
         match self {
             Self::Ssh(_) => StopVia::Ssh,
-            Self::Api { .. } | Self::Account { .. } => StopVia::Api,
+            Self::Api { .. } => StopVia::Api,
         }
     }
 
     /// Whether the machine answers now. Over the API anything but "stopped" counts as
     /// answering (the provider still runs it); an API that cannot be asked proves nothing.
-    async fn answers(&self, now: chrono::DateTime<chrono::Utc>) -> Result<bool, StopError> {
+    async fn answers(&self, now: DateTime<Utc>) -> Result<bool, StopError> {
         match self {
             Self::Ssh(request) => {
                 let request = ConnectRequest {
@@ -66,23 +56,7 @@ impl Look {
                     Err(err) => sshd_answered(&err),
                 })
             }
-            Self::Account {
-                store,
-                name,
-                endpoints,
-            } => Ok(matches!(
-                crate::account::power::state_now(store, name, endpoints, now).await?,
-                Some(state) if state != crate::account::RemoteState::Stopped
-            )),
-            Self::Api {
-                endpoints,
-                api,
-                id,
-                key,
-            } => Ok(matches!(
-                api::power_state(endpoints, *api, id, key, now).await?,
-                PowerState::NotYet(_)
-            )),
+            Self::Api { endpoints, route } => route.still_runs(endpoints, now).await,
         }
     }
 }
@@ -121,51 +95,35 @@ pub struct HandStop {
     pub check: Option<HandCheck>,
 }
 
-/// The way to look at `name` after a hand-recorded stop, as the plan's `check_by` says: its
-/// linked provider account, else the API when its id and key are saved, else the saved SSH
-/// target, else none.
+impl Resolved {
+    /// The way to look at it after a hand-recorded stop, as the plan's `check_by` says: the
+    /// provider route when set up, else the saved SSH target, else none.
+    pub fn look(&self, endpoints: &ApiEndpoints) -> Option<Look> {
+        let route = ProviderRoute::for_look(self);
+        let facts = super::RouteFacts {
+            command: false,
+            api: route.is_some(),
+            api_ready: route.is_some(),
+            ssh_target_saved: self.saved_target.is_ok(),
+        };
+        match check_route(facts)? {
+            StopVia::Api => route.map(|route| Look::Api {
+                endpoints: endpoints.clone(),
+                route,
+            }),
+            StopVia::Ssh => self.saved_target.clone().ok().map(Look::Ssh),
+        }
+    }
+}
+
+/// The way to look at `name` after a hand-recorded stop ([`Resolved::look`]).
 pub async fn look_for(
     store: &Store,
     name: &str,
     endpoints: &ApiEndpoints,
     now: DateTime<Utc>,
 ) -> Result<Option<Look>, StopError> {
-    let detail = ledger::show(store, name, now).await?;
-    if crate::account::power::ready_for(store, name, crate::account::PowerVerb::Off)
-        .await?
-        .is_some()
-    {
-        return Ok(Some(Look::Account {
-            store: store.clone(),
-            name: name.to_owned(),
-            endpoints: endpoints.clone(),
-        }));
-    }
-    let api = ProviderKey::parse(&detail.summary.provider)
-        .ok()
-        .and_then(|p| p.power_off().api);
-    let id = provider_id(store, name).await?;
-    let key = api.and_then(stored_api_key);
-    let request = saved_request(store, name).await.ok();
-    let facts = RouteFacts {
-        command: false,
-        api: api.is_some(),
-        api_ready: id.is_some() && key.is_some(),
-        ssh_target_saved: request.is_some(),
-    };
-    Ok(match check_route(facts) {
-        Some(StopVia::Api) => match (api, id, key) {
-            (Some(api), Some(id), Some(key)) => Some(Look::Api {
-                endpoints: endpoints.clone(),
-                api,
-                id,
-                key,
-            }),
-            _ => None,
-        },
-        Some(StopVia::Ssh) => request.map(Look::Ssh),
-        None => None,
-    })
+    Ok(Resolved::resolve(store, name, now).await?.look(endpoints))
 }
 
 /// Record `stopped` now on the user's word, then look (when `look` is given) and keep what it
@@ -178,15 +136,40 @@ pub async fn record_by_hand(
     look: Option<&Look>,
     clock: &dyn Clock,
 ) -> Result<HandStop, StopError> {
-    running_provider(store, name, clock.now()).await?;
+    let resolved = Resolved::resolve(store, name, clock.now()).await?;
+    record_resolved(store, &resolved, look, clock).await
+}
+
+/// The app's "record it": `name` resolved once, the stop recorded, then the look its plan
+/// offers.
+pub async fn record_by_hand_and_look(
+    store: &Store,
+    name: &str,
+    endpoints: &ApiEndpoints,
+    clock: &dyn Clock,
+) -> Result<HandStop, StopError> {
+    let resolved = Resolved::resolve(store, name, clock.now()).await?;
+    let look = resolved.look(endpoints);
+    record_resolved(store, &resolved, look.as_ref(), clock).await
+}
+
+async fn record_resolved(
+    store: &Store,
+    resolved: &Resolved,
+    look: Option<&Look>,
+    clock: &dyn Clock,
+) -> Result<HandStop, StopError> {
+    resolved.require_running()?;
     let stopped_at = clock.now();
-    ledger::record(store, name, PowerAction::Stop, stopped_at).await?;
+    ledger::record(store, &resolved.name, PowerAction::Stop, stopped_at).await?;
     let check = match look {
-        Some(look) => Some(check_recorded_stop(store, name, look, LOOK_AGAIN_AFTER, clock).await?),
+        Some(look) => {
+            Some(check_and_keep(store, resolved.instance_id, look, LOOK_AGAIN_AFTER, clock).await?)
+        }
         None => None,
     };
     Ok(HandStop {
-        instance: name.to_owned(),
+        instance: resolved.name.clone(),
         stopped_at,
         check,
     })
@@ -195,11 +178,51 @@ pub async fn record_by_hand(
 /// A second look this long after a silent first one: a console's stop takes a moment.
 pub const LOOK_AGAIN_AFTER: Duration = Duration::from_secs(3);
 
+/// The app's "look again": `name` resolved once, then the look its plan offers, kept as its
+/// newest stop check; `None` when there is no way to look.
+pub async fn check_again(
+    store: &Store,
+    name: &str,
+    endpoints: &ApiEndpoints,
+    clock: &dyn Clock,
+) -> Result<Option<HandCheck>, StopError> {
+    let resolved = Resolved::resolve(store, name, clock.now()).await?;
+    let Some(look) = resolved.look(endpoints) else {
+        return Ok(None);
+    };
+    Ok(Some(
+        check_and_keep(store, resolved.instance_id, &look, LOOK_AGAIN_AFTER, clock).await?,
+    ))
+}
+
 /// Look at `name` (twice, `again` apart, when the first look gets no answer: an answer is
 /// proof, a silence may be a blip) and keep the result as its newest stop check.
 pub async fn check_recorded_stop(
     store: &Store,
     name: &str,
+    look: &Look,
+    again: Duration,
+    clock: &dyn Clock,
+) -> Result<HandCheck, StopError> {
+    let instance_id = {
+        let mut conn = store
+            .pool()
+            .acquire()
+            .await
+            .map_err(crate::store::StoreError::from)?;
+        crate::store::ledger::find_instance(&mut conn, name)
+            .await?
+            .ok_or_else(|| crate::billing::BillingError::UnknownInstance {
+                name: name.to_owned(),
+            })?
+            .id
+    };
+    check_and_keep(store, instance_id, look, again, clock).await
+}
+
+async fn check_and_keep(
+    store: &Store,
+    instance_id: i64,
     look: &Look,
     again: Duration,
     clock: &dyn Clock,
@@ -219,17 +242,10 @@ pub async fn check_recorded_stop(
         .acquire()
         .await
         .map_err(crate::store::StoreError::from)?;
-    let Some(row) = crate::store::ledger::find_instance(&mut conn, name).await? else {
-        return Err(StopError::Billing(
-            crate::billing::BillingError::UnknownInstance {
-                name: name.to_owned(),
-            },
-        ));
-    };
     stop_checks::upsert(
         &mut conn,
         &StopCheckRow {
-            instance_id: row.id,
+            instance_id,
             checked_at: check.checked_at,
             answered: check.answered,
             via: check.via_str().to_owned(),

@@ -45,6 +45,12 @@ pub enum StopError {
         seconds: u64,
         last: String,
     },
+    #[error("{api} answered about instance {other} when asked about {id}; an answer about another instance confirms nothing, so nothing was recorded")]
+    OtherInstance {
+        api: &'static str,
+        id: String,
+        other: String,
+    },
     #[error("the stop was interrupted before it was confirmed; it was not recorded as stopped, and the instance may be powering off: check the provider's console")]
     Cancelled,
     #[error("Leasehold cannot power {name} off from here; stop it in the provider's console, then record the stop")]
@@ -53,6 +59,9 @@ pub enum StopError {
     NoSavedTarget { name: String, detail: String },
     #[error("the instance could not be reached: {0}")]
     Target(#[from] TargetError),
+    /// The login that would run the power-off failed; nothing ran.
+    #[error(transparent)]
+    Connect(crate::ssh::SshError),
     #[error(transparent)]
     Billing(#[from] BillingError),
     #[error(transparent)]
@@ -87,9 +96,11 @@ impl Coded for StopError {
             Self::NotConfirmedByApi { .. } => "stop.not_confirmed_by_api",
             Self::CouldNotConfirm { .. } => "stop.could_not_confirm",
             Self::NoSavedTarget { .. } => "stop.no_saved_target",
+            Self::OtherInstance { .. } => "stop.other_instance",
             Self::Cancelled => "stop.cancelled",
             Self::NeedsConsole { .. } => "stop.needs_console",
             Self::Target(err) => err.code(),
+            Self::Connect(err) => err.code(),
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
             Self::Account(err) => err.code(),
@@ -107,6 +118,7 @@ impl Coded for StopError {
             | Self::NoSavedTarget { .. }
             | Self::NeedsConsole { .. } => true,
             Self::Billing(err) => err.is_bad_input(),
+            Self::Connect(err) => err.is_bad_input(),
             Self::Account(err) => err.is_bad_input(),
             _ => false,
         }
@@ -162,6 +174,12 @@ impl Coded for StopError {
             Self::NoSavedTarget { name, .. } | Self::NeedsConsole { name } => {
                 vec![("name", name.clone())]
             }
+            Self::OtherInstance { api, id, other } => vec![
+                ("api", (*api).to_owned()),
+                ("id", id.clone()),
+                ("other", other.clone()),
+            ],
+            Self::Connect(err) => err.params(),
             Self::Account(err) => err.params(),
             _ => Vec::new(),
         }

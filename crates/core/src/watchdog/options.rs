@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::WatchdogError;
-use crate::billing::{ProviderKey, GENERIC_POWER_OFF};
+use crate::billing::ProviderKey;
+use crate::stop::GENERIC_POWER_OFF;
 
 /// One thing the watchdog watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]

@@ -2,7 +2,7 @@
 // provider's API, with `stopped` recorded once confirmed.
 import type { HandCheck } from '../bindings/HandCheck'
 import type { HandStop } from '../bindings/HandStop'
-import type { StopApi } from '../bindings/StopApi'
+import type { Provider } from '../bindings/Provider'
 import type { StopPlan } from '../bindings/StopPlan'
 import type { StopReport } from '../bindings/StopReport'
 import type { StopVia } from '../bindings/StopVia'
@@ -14,7 +14,7 @@ export function stopPlan(instance: string): Promise<StopPlan> {
 }
 
 /** Keep a provider's API key in the OS keychain. */
-export function stopSaveApiKey(api: StopApi, apiKey: string): Promise<void> {
+export function stopSaveApiKey(api: Provider, apiKey: string): Promise<void> {
   return call<void>('stop_save_api_key', { api, apiKey })
 }
 

@@ -181,6 +181,7 @@ export const ERROR_CODES = [
   'stop.not_confirmed',
   'stop.not_confirmed_by_api',
   'stop.not_running',
+  'stop.other_instance',
   'stop.power_off_failed',
   'stop.unknown_provider_id',
   'store.copy_failed',

@@ -1,34 +1,15 @@
 //! How each provider's instance is powered off for real: the command to run on the instance over
 //! SSH (what the watchdog and "Stop now" run), and the provider API that can stop it from here.
 //!
-//! Kept beside the presets because it is the same kind of fact (how a provider behaves), but in
-//! its own type so the rule-form preset stays as it is. A `shutdown` inside a container does not
-//! stop billing on most GPU-rental platforms, so each entry says what actually stops the meter.
+//! An inherent method of the presets' [`ProviderKey`], kept with Stop, the one module that powers
+//! instances off. A `shutdown` inside a container does not stop billing on most GPU-rental
+//! platforms, so each entry says what actually stops the meter.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::presets::ProviderKey;
-
-/// A provider API that stops an instance, with the key kept in the OS keychain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(export)]
-pub enum StopApi {
-    /// RunPod REST: `POST /v1/pods/{podId}/stop`.
-    Runpod,
-    /// Vast.ai: `PUT /api/v0/instances/{id}/` with `{"state": "stopped"}`.
-    Vast,
-}
-
-impl StopApi {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Runpod => "runpod",
-            Self::Vast => "vast",
-        }
-    }
-}
+use crate::account::Provider;
+use crate::billing::ProviderKey;
 
 /// How to power one provider's instance off.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -38,8 +19,9 @@ pub struct PowerOff {
     /// The command to run on the instance; `null` when powering off from inside does not stop
     /// the billing (use the API, or the provider's console).
     pub command: Option<String>,
-    /// The provider API that stops the instance from this computer, when it has one.
-    pub api: Option<StopApi>,
+    /// The provider whose API stops the instance from this computer with a saved id and key,
+    /// when it has one (a linked provider account can power more).
+    pub api: Option<Provider>,
     /// Where the command or API comes from; `null` when it is our best reading.
     pub source: Option<String>,
 }
@@ -50,7 +32,7 @@ pub const GENERIC_POWER_OFF: &str = "shutdown -h now";
 impl ProviderKey {
     /// How to power this provider's instance off (see [`PowerOff`]).
     pub fn power_off(self) -> PowerOff {
-        let entry = |command: Option<&str>, api: Option<StopApi>, source: Option<&str>| PowerOff {
+        let entry = |command: Option<&str>, api: Option<Provider>, source: Option<&str>| PowerOff {
             provider: self,
             command: command.map(str::to_owned),
             api,
@@ -63,13 +45,13 @@ impl ProviderKey {
             // A pod stops itself with the preinstalled runpodctl and its own id.
             Self::Runpod => entry(
                 Some("runpodctl stop pod \"$RUNPOD_POD_ID\""),
-                Some(StopApi::Runpod),
+                Some(Provider::Runpod),
                 Some("https://docs.runpod.io/api-reference/pods/POST/pods/podId/stop"),
             ),
             // A `shutdown` inside a Vast.ai container does not stop the contract: use the API.
             Self::Vast => entry(
                 None,
-                Some(StopApi::Vast),
+                Some(Provider::Vast),
                 Some("https://docs.vast.ai/api-reference/instances/manage-instance"),
             ),
             // Lambda instances cannot be stopped, only terminated in the console: powering the
@@ -93,6 +75,7 @@ impl ProviderKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::account::Provider;
 
     #[test]
     fn autodl_powers_off_with_its_own_shutdown_and_vast_only_through_the_api() {
@@ -106,8 +89,8 @@ mod tests {
             vast.command, None,
             "a shutdown inside Vast does not stop billing"
         );
-        assert_eq!(vast.api, Some(StopApi::Vast));
-        assert_eq!(ProviderKey::Runpod.power_off().api, Some(StopApi::Runpod));
+        assert_eq!(vast.api, Some(Provider::Vast));
+        assert_eq!(ProviderKey::Runpod.power_off().api, Some(Provider::Runpod));
         assert_eq!(
             ProviderKey::Custom.power_off().command.as_deref(),
             Some(GENERIC_POWER_OFF)
