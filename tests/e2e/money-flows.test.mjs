@@ -7,11 +7,11 @@
 // in dollars. Screenshots in English and Chinese.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { BINARY, launchApp, screenshot } from './lib/app.mjs'
+import { BINARY, launchApp, openedUrlsFile, screenshot } from './lib/app.mjs'
 import { connectWithKey, fill, finishFirstRun, goTo, next, onStep, switchLanguage, value } from './lib/flows.mjs'
 import { startSshd } from './lib/sshd.mjs'
 import { waitFor } from './lib/webdriver.mjs'
@@ -166,12 +166,26 @@ describe('the flows that protect money', () => {
     await s.waitFor('[data-testid="gpu-not-connected"]', { timeoutMs: 30_000 })
     assert.equal(await s.text('[data-testid="gpu-dashboard-status"]'), '未连接')
     await screenshot(s, 'zh-CN/70-instance-not-connected')
-    await s.click('[data-testid="stop-now"]')
+    await s.click('[data-testid="action-stop"]')
     const dialog = await s.waitFor('[data-testid="stop-dialog"][open]')
     assert.equal(await dialog.attribute('data-route'), 'console')
     assert.match(await s.text('[data-testid="stop-console-only"]'), /AutoDL 控制台关机，然后回到这里确认/)
-    assert.equal(await s.text('[data-testid="stop-record-by-hand"]'), '已在平台上关机，记一笔')
+    // The console first (the one filled button), then Connect; recording by hand waits for the console.
+    const first = await s.find('[data-testid="stop-dialog"] .console-first .btn')
+    assert.equal(await first.attribute('data-testid'), 'stop-console-link')
+    assert.match(await first.attribute('class'), /primary/)
+    assert.equal(await s.text('[data-testid="stop-console-link"]'), '打开 AutoDL 控制台 ↗')
+    assert.equal(await s.text('[data-testid="stop-connect-now"]'), '现在连接')
+    const record = await s.find('[data-testid="stop-record-by-hand"]')
+    assert.equal(await record.text(), '我已在控制台关机，记一笔')
+    assert.equal(await record.property('disabled'), true, 'recording waits until the console was opened')
     await screenshot(s, 'zh-CN/72-stop-dialog-console')
+    await s.click('[data-testid="stop-console-link"]')
+    await waitFor(() => existsSync(openedUrlsFile(profile)) && /autodl\.com/.test(readFileSync(openedUrlsFile(profile), 'utf8')), {
+      what: "AutoDL's console opened in the browser",
+    })
+    await waitFor(async () => (await record.property('disabled')) === false, { what: 'recording by hand enabled' })
+    await screenshot(s, 'zh-CN/72-stop-dialog-console-opened')
     await s.click('[data-testid="stop-cancel"]')
 
     // The stopped rental: the monitor's badge says it is not watching, never "stopped" on a running machine.

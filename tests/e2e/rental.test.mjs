@@ -211,6 +211,10 @@ describe('a rental from first record to final bill', () => {
     assert.match(await s.text('[data-testid="stop-console-only"]'), /AutoDL console/)
     await s.waitFor('[data-testid="stop-console-link"]')
     await screenshot(s, 'en/14-instance-confirm-stop')
+    await s.click('[data-testid="stop-console-link"]')
+    await waitFor(async () => (await (await s.find('[data-testid="stop-record-by-hand"]')).property('disabled')) === false, {
+      what: 'recording by hand enabled once the console was opened',
+    })
     await s.click('[data-testid="stop-record-by-hand"]')
     await s.waitFor('[data-testid="stop-check-none"]')
     await waitFor(async () => (await (await s.find('[data-testid="state"]')).attribute('data-state')) === 'stopped', {

@@ -128,7 +128,7 @@ describe('stop and watchdog', () => {
   })
 
   it('en: the Stop now dialog says what will run', async () => {
-    await s.click('[data-testid="stop-now"]')
+    await s.click('[data-testid="action-stop"]')
     await s.waitFor('[data-testid="stop-dialog"] [data-testid="stop-command"]')
     assert.equal(await (await s.find('[data-testid="stop-command"]')).property('value'), 'shutdown -h now', "the preset's command")
     await screenshot(s, 'en/62-stop-dialog')
@@ -144,7 +144,7 @@ describe('stop and watchdog', () => {
     await s.scrollTo('[data-testid="watchdog-card"]')
     await screenshot(s, 'zh-CN/60-watchdog-card')
 
-    await s.click('[data-testid="stop-now"]')
+    await s.click('[data-testid="action-stop"]')
     await s.waitFor('[data-testid="stop-dialog"] [data-testid="stop-command"]')
     await s.type('[data-testid="stop-command"]', standIn)
     await screenshot(s, 'zh-CN/62-stop-dialog')

@@ -2,7 +2,7 @@
 // private home and database, and tears everything down again. One tauri-driver per launch, so each
 // launch can get its own environment (system language) and relaunching tests "close and reopen".
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { freePort } from './net.mjs'
@@ -47,6 +47,22 @@ function signal(pids, sig) {
   }
 }
 
+/** Where the browser stand-in writes each address the app asked the system to open. */
+export const openedUrlsFile = (profile) => path.join(profile, 'opened-urls.txt')
+
+/**
+ * A PATH whose `xdg-open` writes the address it was given to `openedUrlsFile` instead of
+ * starting a browser: the tests see what the app opened, and nothing opens on the test machine.
+ */
+function browserStandIn(profile, callerPath = '') {
+  const bin = path.join(profile, 'browser-bin')
+  mkdirSync(bin, { recursive: true })
+  const script = path.join(bin, 'xdg-open')
+  writeFileSync(script, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${openedUrlsFile(profile).replace(/'/g, "'\\''")}'\n`)
+  chmodSync(script, 0o755)
+  return `${bin}:${callerPath}`
+}
+
 /**
  * Start the app. `profile` is a folder used as HOME and XDG data/config home; `language` is the
  * system locale the app sees (e.g. "en_US"); `env` adds variables (e.g. `GTK_THEME`).
@@ -77,7 +93,7 @@ export async function launchApp({ profile, language = 'en_US', locale, plain = f
         // Xvfb, the window stops repainting once a text field has focus. GTK's own method avoids it.
         GTK_IM_MODULE: 'gtk-im-context-simple',
       }
-  const forced = plain ? {} : { WEBKIT_DISABLE_DMABUF_RENDERER: '1', LIBGL_ALWAYS_SOFTWARE: '1' }
+  const forced = plain ? {} : { WEBKIT_DISABLE_DMABUF_RENDERER: '1', LIBGL_ALWAYS_SOFTWARE: '1', PATH: browserStandIn(profile, extraEnv.PATH ?? caller.PATH) }
   const env = {
     ...caller,
     HOME: profile,
