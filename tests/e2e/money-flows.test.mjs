@@ -162,11 +162,11 @@ describe('the flows that protect money', () => {
     // is offered once it is recorded as on: never on a rental still marked Created.)
     cli('instance', 'start', PAID)
     await goTo(s, 'rentals')
-    await s.click(`[data-testid="rental-card"][data-name="${PAID}"]`)
-    await s.waitFor('[data-testid="gpu-not-connected"]', { timeoutMs: 30_000 })
-    assert.equal(await s.text('[data-testid="gpu-dashboard-status"]'), '未连接')
-    await screenshot(s, 'zh-CN/70-instance-not-connected')
-    await s.click('[data-testid="action-stop"]')
+    // Stop is one click from the list while it may bill: the card's button opens the Stop dialog.
+    const cardStop = await s.waitFor(`[data-testid="rental-card"][data-name="${PAID}"] [data-testid="rental-stop"]`)
+    assert.equal(await cardStop.text(), '立即关机')
+    await screenshot(s, 'zh-CN/69-rentals-stop-on-card')
+    await cardStop.click()
     const dialog = await s.waitFor('[data-testid="stop-dialog"][open]')
     assert.equal(await dialog.attribute('data-route'), 'console')
     assert.match(await s.text('[data-testid="stop-console-only"]'), /AutoDL 控制台关机，然后回到这里确认/)
@@ -187,6 +187,9 @@ describe('the flows that protect money', () => {
     await waitFor(async () => (await record.property('disabled')) === false, { what: 'recording by hand enabled' })
     await screenshot(s, 'zh-CN/72-stop-dialog-console-opened')
     await s.click('[data-testid="stop-cancel"]')
+    await s.waitFor('[data-testid="gpu-not-connected"]', { timeoutMs: 30_000 })
+    assert.equal(await s.text('[data-testid="gpu-dashboard-status"]'), '未连接')
+    await screenshot(s, 'zh-CN/70-instance-not-connected')
 
     // The stopped rental: the monitor's badge says it is not watching, never "stopped" on a running machine.
     await openInstance(LIVE)

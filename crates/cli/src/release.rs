@@ -83,6 +83,8 @@ fn status_word(status: CheckStatus) -> &'static str {
         CheckStatus::Ok => "ok",
         CheckStatus::Warn => "warn",
         CheckStatus::Blocked => "BLOCKED",
+        CheckStatus::NotChecked => "not checked",
+        CheckStatus::NotApplicable => "n/a",
     }
 }
 

@@ -17,6 +17,10 @@ pub enum CheckStatus {
     Warn,
     /// Releasing now would lose work: resolve it or override it with a reason.
     Blocked,
+    /// Could not be looked at (no connection, no scan): never shown as passed.
+    NotChecked,
+    /// Nothing to check (no earlier backup to compare with).
+    NotApplicable,
 }
 
 /// One line of the checklist.
@@ -207,21 +211,30 @@ pub fn checklist(input: &ChecklistInput<'_>) -> Vec<ReleaseCheck> {
         ),
         (Some(_), None) => check(
             "backup.stale",
-            CheckStatus::Warn,
+            CheckStatus::NotChecked,
             "the instance was not scanned, so changes since the last backup are unknown".to_owned(),
             Vec::new(),
         ),
         (None, _) => check(
             "backup.stale",
-            CheckStatus::Ok,
+            CheckStatus::NotApplicable,
             "no earlier backup to compare with (see backup.never)".to_owned(),
             Vec::new(),
         ),
     });
+    // With no look at the instance, "no job running" would be a guess: only the jobs this
+    // computer knows are still running can be said for sure.
+    let unseen = input.scan.is_none() && input.unreached.is_some();
     checks.push(check(
         "jobs.running",
-        blocked_if(!input.running_jobs.is_empty()),
-        if input.running_jobs.is_empty() {
+        if input.running_jobs.is_empty() && unseen {
+            CheckStatus::NotChecked
+        } else {
+            blocked_if(!input.running_jobs.is_empty())
+        },
+        if input.running_jobs.is_empty() && unseen {
+            "not checked: the instance could not be reached".to_owned()
+        } else if input.running_jobs.is_empty() {
             "no Leasehold job is running".to_owned()
         } else {
             format!(
@@ -377,5 +390,9 @@ mod tests {
             vec!["instance.unreached", "backup.never"]
         );
         assert!(checks[0].detail.contains("never connected"));
+        // What could not be seen is never ticked: no job check passes, no stale check compares.
+        let status_of = |code: &str| checks.iter().find(|c| c.code == code).map(|c| c.status);
+        assert_eq!(status_of("jobs.running"), Some(CheckStatus::NotChecked));
+        assert_eq!(status_of("backup.stale"), Some(CheckStatus::NotApplicable));
     }
 }

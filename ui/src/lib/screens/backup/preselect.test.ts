@@ -14,6 +14,9 @@ const report: AtRiskReport = {
     { path: '/root/train/checkpoint-500', bytes: 1e9, folder: true, modified: '2026-12-03T10:00:00Z', disk: 'data_disk' },
     { path: '/root/train/checkpoint-100', bytes: 1e9, folder: true, modified: '2026-12-01T10:00:00Z', disk: 'data_disk' },
     { path: '/root/models/qwen.safetensors', bytes: 15e9, folder: false, modified: '2026-12-03T11:00:00Z', disk: 'data_disk' },
+    { path: '/root/.cache/huggingface/hub/llama/model.safetensors', bytes: 5e9, folder: false, modified: '2026-12-03T11:00:00Z', disk: 'system' },
+    { path: '/root/train/output/model.safetensors', bytes: 2e9, folder: false, modified: '2026-12-03T12:00:00Z', disk: 'data_disk' },
+    { path: '/root/train/output/old.safetensors', bytes: 2e9, folder: false, modified: '2026-12-01T12:00:00Z', disk: 'data_disk' },
   ],
   changed_since_last_backup: null,
   environments: [],
@@ -25,12 +28,19 @@ const report: AtRiskReport = {
 
 describe('atRiskPaths', () => {
   it('ticks repositories with unpushed or uncommitted work, once each, and new checkpoints', () => {
-    expect(atRiskPaths(report, '2026-12-02T00:00:00Z')).toEqual(['/root/train', '/root/notes', '/root/train/checkpoint-500'])
+    expect(atRiskPaths(report, '2026-12-02T00:00:00Z')).toEqual([
+      '/root/train',
+      '/root/notes',
+      '/root/train/checkpoint-500',
+      '/root/train/output/model.safetensors',
+    ])
   })
 
-  it('ticks every checkpoint when there was never a backup, but never a single downloaded weight file', () => {
+  it('ticks every checkpoint and trained weight when there was never a backup, but never a downloaded one', () => {
     const paths = atRiskPaths(report, null)
     expect(paths).toContain('/root/train/checkpoint-100')
+    expect(paths).toContain('/root/train/output/old.safetensors')
     expect(paths).not.toContain('/root/models/qwen.safetensors')
+    expect(paths).not.toContain('/root/.cache/huggingface/hub/llama/model.safetensors')
   })
 })
