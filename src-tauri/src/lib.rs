@@ -4,6 +4,7 @@ mod accounts_watch;
 mod commands;
 mod jobs_watch;
 mod logging;
+mod market_watch;
 mod reminders;
 mod state;
 mod tray;
@@ -70,6 +71,10 @@ app_commands![
     ssh::forward_open,
     ssh::forward_list,
     ssh::forward_close,
+    market::market_for_task,
+    market::market_refresh,
+    market::market_rent_defaults,
+    market::market_rent,
     explain::explain_error,
     explain::explain_plan,
     install::install_recipes,

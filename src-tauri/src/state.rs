@@ -128,6 +128,7 @@ impl Startup {
             crate::commands::monitor::spawn_background_sampler(app.clone());
             crate::jobs_watch::start(app.clone());
             crate::accounts_watch::start(app.clone());
+            crate::market_watch::start(app.clone());
         });
         let mut status = self.lock();
         status.failure = None;

@@ -109,14 +109,15 @@ describe('backup and release', () => {
     assert.match(repos, lang === 'en' ? /2 commits not pushed/ : /2 个提交未推送/)
     const weight = `[data-testid="weight-check"][data-path="${home}/${WORK}/train/model.safetensors"]`
     await s.waitFor(weight)
-    // The repository with unpushed commits is ticked before the user does anything; the single
-    // weight file (often a downloaded base model) is left to them.
+    // The repository with unpushed commits and the weight trained in it (not in a download
+    // cache) are ticked before the user does anything; the user keeps only the weight.
     const repoCheck = `[data-testid="repo-check"][data-path="${repoPath}"]`
     assert.equal(await (await s.find(repoCheck)).property('checked'), true, 'work at risk is pre-selected')
-    assert.equal(await (await s.find(weight)).property('checked'), false, 'a weight file is not')
+    assert.equal(await (await s.find(weight)).property('checked'), true, 'so is the trained weight')
+    // Release comes after a backup: none exists yet for this instance.
+    assert.equal((await s.findAll('[data-testid="go-release"]')).length, 0, 'no Go to Release before a backup')
     await screenshot(s, `${lang}/60-backup-at-risk`)
     await s.click(repoCheck)
-    await s.click(weight)
     const dir = path.join(profile, `backups-${lang}`)
     await s.type('[data-testid="backup-dir"]', dir)
     await s.click('[data-testid="backup-run"]')

@@ -1,6 +1,6 @@
 // Choose GPU: pick a model and a task, see the memory parts and the cards that fit (a 7B LoRA
 // fits a 24 GB card), see the price paid for an earlier rental, type a price and see the plan
-// cost, and "Rent this" opens New rental with the choice in its draft. This machine has no
+// cost, and "Plan this rental" opens New rental with the choice in its draft. This machine has no
 // NVIDIA GPU, which must read as a calm note. Screenshots of the screen in both languages.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -156,7 +156,7 @@ describe('choose GPU', () => {
     await screenshot(s, 'zh-CN/choose-gpu-3-too-small')
   })
 
-  it('"Rent this" opens New rental with the GPU, count, hours and price filled in', async () => {
+  it('"Plan this rental" opens New rental with the GPU, count, hours and price filled in', async () => {
     await s.click('[data-testid="choose-rent-rtx-4090x1"]')
     await s.waitFor('[data-testid="screen-new-rental"]')
     const draft = await s.executeAsync(`

@@ -393,51 +393,15 @@ fn alert(db: &Path, command: &AlertCommand) -> ExitCode {
     }
 }
 
-/// The public key to install: the one given (a private key's `.pub` beside it), else the
-/// user's default one in ~/.ssh.
-fn public_key(given: Option<&Path>) -> Result<Option<String>, String> {
-    let candidates: Vec<PathBuf> = match given {
-        Some(path) => {
-            let mut with_pub = path.as_os_str().to_owned();
-            with_pub.push(".pub");
-            vec![path.to_path_buf(), PathBuf::from(with_pub)]
-        }
-        None => {
-            let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
-                return Ok(None);
-            };
-            ["id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub"]
-                .iter()
-                .map(|f| home.join(".ssh").join(f))
-                .collect()
-        }
-    };
-    for path in &candidates {
-        let Ok(text) = std::fs::read_to_string(path) else {
-            continue;
-        };
-        if text.contains("PRIVATE KEY") {
-            continue;
-        }
-        return Ok(Some(text.trim().to_owned()));
-    }
-    match given {
-        Some(path) => Err(format!(
-            "--ssh-key {}: no public key there (nor beside it as .pub)",
-            path.display()
-        )),
-        None => Ok(None),
-    }
-}
-
 pub fn run_rent(db: &Path, args: &RentArgs) -> ExitCode {
     let provider = match Provider::parse(&args.provider) {
         Ok(p) => p,
         Err(err) => return output::fail(&err),
     };
-    let ssh_public_key = match public_key(args.ssh_key.as_deref()) {
+    let home = leasehold_core::paths::home_dir();
+    let ssh_public_key = match rent::public_key(args.ssh_key.as_deref(), home.as_deref()) {
         Ok(key) => key,
-        Err(message) => return output::bad_input(message),
+        Err(err) => return output::fail(&err),
     };
     let request = RentRequest {
         provider,

@@ -32,3 +32,8 @@ pub fn default_db_path() -> PathBuf {
 pub fn log_dir() -> PathBuf {
     data_dir().join("logs")
 }
+
+/// The user's home folder (`$HOME` on Unix, the profile folder on Windows), where `~/.ssh` is.
+pub fn home_dir() -> Option<PathBuf> {
+    directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf())
+}

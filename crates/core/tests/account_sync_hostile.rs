@@ -311,15 +311,9 @@ async fn a_price_in_another_currency_never_enters_the_rules() {
         rules: leasehold_core::billing::BillingRules::simple(dec!(3.5), 1),
     };
     ledger::add_instance(&store, &new, at(7, 0)).await.unwrap();
-    leasehold_core::stop::save_provider_id(
-        &store,
-        "by hand",
-        Provider::Runpod,
-        "c1",
-        at(7, 0),
-    )
-    .await
-    .unwrap();
+    leasehold_core::stop::save_provider_id(&store, "by hand", Provider::Runpod, "c1", at(7, 0))
+        .await
+        .unwrap();
     let account = add(&store, Provider::Runpod, "LH_H_RP4", "k-cur", &base).await;
     standin.set_instances(json!([{"id": "c1", "name": "x", "state": "running", "price": "0.5"}]));
     let report = sync_at(&store, &account, &base, at(8, 0)).await.unwrap();

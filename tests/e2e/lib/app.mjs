@@ -47,6 +47,14 @@ function signal(pids, sig) {
   }
 }
 
+/**
+ * Provider APIs point at a closed port on this machine unless a test passes its stand-in: the
+ * app's background refreshes (accounts, market) never reach the internet from a test.
+ */
+const OFFLINE_PROVIDERS = Object.fromEntries(
+  ['RUNPOD', 'VAST', 'LAMBDA', 'AUTODL'].map((provider) => [`LEASEHOLD_${provider}_API_URL`, 'http://127.0.0.1:9']),
+)
+
 /** Where the browser stand-in writes each address the app asked the system to open. */
 export const openedUrlsFile = (profile) => path.join(profile, 'opened-urls.txt')
 
@@ -103,6 +111,7 @@ export async function launchApp({ profile, language = 'en_US', locale, plain = f
     LEASEHOLD_DB: db,
     ...system,
     ...rendering,
+    ...OFFLINE_PROVIDERS,
     ...extraEnv,
     ...forced,
   }

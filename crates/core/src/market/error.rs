@@ -41,6 +41,10 @@ pub enum MarketError {
     AnswerLost { name: String, detail: String },
     #[error("no market alert {0}; `leasehold market alert list` shows them")]
     UnknownAlert(i64),
+    #[error("no SSH public key at {path} (nor beside it as .pub)")]
+    NoPublicKey { path: String },
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::CatalogError),
     #[error(transparent)]
     Account(#[from] AccountError),
     #[error(transparent)]
@@ -66,6 +70,8 @@ impl Coded for MarketError {
             Self::CannotRent { .. } => "market.cannot_rent",
             Self::AnswerLost { .. } => "market.answer_lost",
             Self::UnknownAlert(_) => "market.unknown_alert",
+            Self::NoPublicKey { .. } => "market.no_public_key",
+            Self::Catalog(err) => err.code(),
             Self::Account(err) => err.code(),
             Self::Billing(err) => err.code(),
             Self::Store(err) => err.code(),
@@ -74,7 +80,11 @@ impl Coded for MarketError {
 
     fn is_bad_input(&self) -> bool {
         match self {
-            Self::InvalidInput(_) | Self::UnknownOffer { .. } | Self::UnknownAlert(_) => true,
+            Self::InvalidInput(_)
+            | Self::UnknownOffer { .. }
+            | Self::UnknownAlert(_)
+            | Self::NoPublicKey { .. } => true,
+            Self::Catalog(err) => err.is_bad_input(),
             Self::Account(err) => err.is_bad_input(),
             Self::Billing(err) => err.is_bad_input(),
             Self::Store(err) => err.is_bad_input(),
@@ -84,6 +94,7 @@ impl Coded for MarketError {
 
     fn field(&self) -> Option<&'static str> {
         match self {
+            Self::Catalog(err) => err.field(),
             Self::Account(err) => err.field(),
             Self::Billing(err) => err.field(),
             Self::Store(err) => err.field(),
@@ -93,6 +104,8 @@ impl Coded for MarketError {
 
     fn params(&self) -> Vec<(&'static str, String)> {
         match self {
+            Self::Catalog(err) => err.params(),
+            Self::NoPublicKey { path } => vec![("path", path.clone())],
             Self::Account(err) => err.params(),
             Self::Billing(err) => err.params(),
             Self::Store(err) => err.params(),

@@ -16,6 +16,8 @@
 //! - [`alerts`]: "RTX 4090 under $0.35/h", "H100 back in stock", fired through the reminders'
 //!   webhooks at most once per alert per hour.
 //! - [`rent`]: renting an offer through the provider's documented create call, recorded at once.
+//! - [`view`]: what Choose GPU shows: the ranked offers in the user's currency and each
+//!   provider's age, error and account.
 
 pub mod alerts;
 mod error;
@@ -26,6 +28,7 @@ pub mod rank;
 pub mod rent;
 mod rent_lambda;
 pub mod snapshot;
+pub mod view;
 
 pub use error::MarketError;
 pub use filter::{list, OfferFilter};

@@ -9,6 +9,8 @@
 //! records nothing. A created instance is recorded in one transaction: the `created` event with
 //! the provider's price and the preset's rules, its provider id, and the link to the account.
 
+use std::path::{Path, PathBuf};
+
 use chrono::{DateTime, Utc};
 use reqwest::Method;
 use rust_decimal::Decimal;
@@ -70,6 +72,65 @@ pub struct Rented {
     pub currency: String,
     /// `ssh …` when the provider already says how to reach it; the sync fills it in later.
     pub ssh: Option<String>,
+}
+
+/// What the review screen starts from: the image, the disk and the key that will be installed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct RentDefaults {
+    pub image: String,
+    pub disk_gb: u32,
+    /// The user's own public key (`~/.ssh/id_ed25519.pub`, then ECDSA, then RSA); `None` when
+    /// there is none.
+    pub ssh_public_key: Option<String>,
+}
+
+/// The defaults for renting on `provider`, with the public key from `home`'s `.ssh`.
+pub fn defaults(provider: Provider, home: Option<&Path>) -> RentDefaults {
+    RentDefaults {
+        image: default_image(provider).to_owned(),
+        disk_gb: DEFAULT_DISK_GB,
+        ssh_public_key: public_key(None, home).ok().flatten(),
+    }
+}
+
+/// The public key to install: the one `given` (a private key's `.pub` beside it), else the
+/// user's default one in `home`'s `.ssh`. A file holding a private key is never sent.
+pub fn public_key(
+    given: Option<&Path>,
+    home: Option<&Path>,
+) -> Result<Option<String>, MarketError> {
+    let candidates: Vec<PathBuf> = match given {
+        Some(path) => {
+            let mut with_pub = path.as_os_str().to_owned();
+            with_pub.push(".pub");
+            vec![path.to_path_buf(), PathBuf::from(with_pub)]
+        }
+        None => {
+            let Some(home) = home else {
+                return Ok(None);
+            };
+            ["id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub"]
+                .iter()
+                .map(|f| home.join(".ssh").join(f))
+                .collect()
+        }
+    };
+    for path in &candidates {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if text.contains("PRIVATE KEY") {
+            continue;
+        }
+        return Ok(Some(text.trim().to_owned()));
+    }
+    match given {
+        Some(path) => Err(MarketError::NoPublicKey {
+            path: path.display().to_string(),
+        }),
+        None => Ok(None),
+    }
 }
 
 /// Every check that needs no provider.

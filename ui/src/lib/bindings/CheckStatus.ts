@@ -3,4 +3,4 @@
 /**
  * How a check came out.
  */
-export type CheckStatus = "ok" | "warn" | "blocked";
+export type CheckStatus = "ok" | "warn" | "blocked" | "not_checked" | "not_applicable";

@@ -102,6 +102,7 @@ export const ERROR_CODES = [
   'market.cannot_rent',
   'market.invalid_input',
   'market.no_capacity',
+  'market.no_public_key',
   'market.offer_gone',
   'market.unknown_alert',
   'market.unknown_offer',

@@ -42,6 +42,8 @@ export class ChooseGpuState {
   /** Prices paid for earlier rentals (core reads them from the ledger). */
   earlier = $state<PriceEntry[]>([])
   recommendation = $state<Recommendation | null>(null)
+  /** The question behind `recommendation`: the market ranks its offers for the same task. */
+  request = $state.raw<RecommendRequest | null>(null)
   local = $state<LocalGpuReport | null>(null)
   error = $state<ApiError | null>(null)
   /** A refresh is waiting for the typing to stop or for core to answer. */
@@ -121,17 +123,19 @@ export class ChooseGpuState {
       return
     }
     this.pending = true
+    const request: RecommendRequest = {
+      estimate,
+      hours: this.hours,
+      prices: priceList(this.typed, this.earlier, this.currency),
+    }
     const [recommendation, local] = await Promise.allSettled([
-      this.#backend.recommend({
-        estimate,
-        hours: this.hours,
-        prices: priceList(this.typed, this.earlier, this.currency),
-      }),
+      this.#backend.recommend(request),
       this.#backend.localGpus(estimate),
     ])
     if (!isLatest()) return // a newer question is on its way
     if (recommendation.status === 'fulfilled') {
       this.recommendation = recommendation.value
+      this.request = request
       this.error = null
     } else {
       this.error = toApiError(recommendation.reason)

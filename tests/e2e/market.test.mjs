@@ -1,0 +1,142 @@
+// The market in the real window, against the Vast.ai stand-in (tests/provider-standin): Choose
+// GPU shows the offers that fit the task with their age and a converted price, Refresh fetches
+// them, and Rent… reviews an offer (price confirmed, a cap) and rents it through Vast.ai's
+// documented create call; the new rental opens, recorded as created. Both languages.
+import assert from 'node:assert/strict'
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { BINARY, launchApp, screenshot } from './lib/app.mjs'
+import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { startSecretService } from './lib/secret-service.mjs'
+import { waitFor } from './lib/webdriver.mjs'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const CLI = path.join(path.dirname(BINARY ?? ''), 'leasehold')
+const KEY = 'vast-e2e-key-0815'
+const OFFERS = [
+  { id: '101', gpu: 'RTX 4090', vram_gb: 24, price: 0.35, region: 'Texas, US' },
+  { id: '102', gpu: 'RTX 4090', vram_gb: 24, price: 0.42, region: 'Quebec, CA' },
+  { id: '103', gpu: 'RTX 3090', vram_gb: 24, price: 0.15, region: 'Ohio, US' },
+  { id: '104', gpu: 'H100 SXM', vram_gb: 80, price: 1.99, region: 'Texas, US' },
+]
+
+async function startStandin() {
+  const child = spawn('python3', [path.join(HERE, '..', 'provider-standin', 'standin.py'), 'vast', KEY], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const port = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve))
+  const base = `http://127.0.0.1:${port.trim()}`
+  const control = async (method, route, body) => {
+    const answer = await fetch(`${base}/_standin/${route}`, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    return answer.json()
+  }
+  return { base, control, stop: () => child.kill() }
+}
+
+describe('the market', () => {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-market-'))
+  const db = path.join(profile, 'leasehold.sqlite3')
+  let app
+  let s
+  let standin
+  let secrets
+  let env
+
+  before(async () => {
+    standin = await startStandin()
+    await standin.control('POST', 'offers', { offers: OFFERS })
+    secrets = await startSecretService()
+    env = { ...secrets.env, LEASEHOLD_VAST_API_URL: standin.base }
+    app = await launchApp({ profile, language: 'en_US', env })
+    s = app.session
+    await finishFirstRun(s)
+    // The account is linked the way a script would (Settings → Accounts has its own test).
+    execFileSync(CLI, ['account', 'add', 'vast', '--api-key-env', 'VAST_KEY', '--db', db], {
+      env: { ...process.env, ...env, HOME: profile, VAST_KEY: KEY },
+      encoding: 'utf8',
+    })
+  })
+
+  after(async () => {
+    await app?.close()
+    standin?.stop()
+    await secrets?.stop()
+    rmSync(profile, { recursive: true, force: true })
+  })
+
+  it('en: Choose GPU lists the offers that fit, with their age and the providers that would add more', async () => {
+    await goTo(s, 'choose-gpu')
+    await s.waitFor('[data-testid="market"]')
+    await s.click('[data-testid="market-refresh"]')
+    await waitFor(async () => (await s.findAll('[data-testid="market-offer"]')).length >= 2, {
+      timeoutMs: 30_000,
+      what: 'the Vast.ai offers on screen',
+    })
+    const rows = await s.findAll('[data-testid="market-offer"]')
+    const ids = await Promise.all(rows.map((row) => row.attribute('data-offer')))
+    assert.ok(!ids.includes('104') || ids.indexOf('104') > ids.indexOf('101'), 'cheaper fitting offers first')
+    assert.equal(ids[0], '103', 'the cheapest task first: a 3090 fits the default 7B task')
+    const sources = await s.text('[data-testid="market-sources"]')
+    assert.match(sources, /Vast\.ai: \d+ offers, just now|Vast\.ai: \d+ offers, 1 min ago/)
+    assert.match(sources, /RunPod: link an account in Settings to see its offers/)
+    await s.scrollTo('[data-testid="market"]')
+    await screenshot(s, 'en/90-market-offers')
+  })
+
+  it('en: Rent… reviews the offer and rents it through Vast.ai; the rental opens as created', async () => {
+    await s.click('[data-testid="market-offer"][data-offer="101"] [data-testid="market-rent"]')
+    await s.waitFor('[data-testid="rent-dialog"][open]')
+    assert.match(await s.text('[data-testid="rent-price"]'), /\$0\.35\/h/)
+    const rent = await s.find('[data-testid="rent-now"]')
+    assert.equal(await rent.property('disabled'), true, 'nothing is rented before the price is confirmed')
+    await screenshot(s, 'en/91-market-review')
+    // A cap under the live price: the provider is asked nothing, nothing is recorded.
+    await s.type('[data-testid="rent-cap"]', '0.30')
+    await s.click('[data-testid="rent-confirm-price"]')
+    await s.click('[data-testid="rent-now"]')
+    const refused = await s.waitFor('[data-testid="rent-error"]', { timeoutMs: 30_000 })
+    assert.match(await refused.text(), /above your limit of 0\.3/)
+    await screenshot(s, 'en/92-market-above-cap')
+    await s.type('[data-testid="rent-cap"]', '0.40')
+    await s.type('[data-testid="rent-name"]', 'market-4090')
+    await s.click('[data-testid="rent-now"]')
+    await waitFor(async () => (await s.text('[data-testid="page-title"]')) === 'market-4090', {
+      timeoutMs: 60_000,
+      what: 'the new rental opened',
+    })
+    await s.waitFor('[data-testid="screen-instance"] [data-testid="state"][data-state="created"]', { timeoutMs: 30_000 })
+    const asked = await standin.control('GET', 'requests')
+    const creates = asked.filter((r) => r.method === 'PUT' && r.path === '/api/v0/asks/101/')
+    assert.equal(creates.length, 1, 'one create call for one click')
+    assert.equal(creates[0].body.label, 'market-4090')
+    const violations = await standin.control('GET', 'violations')
+    assert.deepEqual(violations, [])
+    await screenshot(s, 'en/93-market-rented')
+  })
+
+  it('zh-CN: the market and its review in Chinese', async () => {
+    await switchLanguage(s, 'zh-CN')
+    await goTo(s, 'choose-gpu')
+    await waitFor(async () => (await s.findAll('[data-testid="market-offer"]')).length >= 1, {
+      timeoutMs: 30_000,
+      what: 'the offers on screen',
+    })
+    await s.scrollTo('[data-testid="market"]')
+    assert.match(await s.text('[data-testid="market-sources"]'), /Vast\.ai：\d+ 个报价/)
+    await screenshot(s, 'zh-CN/90-market-offers')
+    await s.click('[data-testid="market-offer"] [data-testid="market-rent"]')
+    await s.waitFor('[data-testid="rent-dialog"][open]')
+    assert.match(await s.text('[data-testid="rent-dialog"]'), /从创建那一刻开始计费/)
+    await screenshot(s, 'zh-CN/91-market-review')
+    await s.click('[data-testid="rent-cancel"]')
+  })
+})
