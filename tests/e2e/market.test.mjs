@@ -81,13 +81,18 @@ describe('the market', () => {
       timeoutMs: 30_000,
       what: 'the Vast.ai offers on screen',
     })
+    // Ranked by what the task costs to finish, not by the hour: the H100 costs more an hour
+    // than a 4090 and still finishes the default task for less.
     const rows = await s.findAll('[data-testid="market-offer"]')
+    const costs = (await Promise.all(rows.map((row) => row.attribute('data-task-cost')))).filter((c) => c).map(Number)
+    assert.ok(costs.length >= 2, 'task costs are shown')
+    assert.deepEqual(costs, [...costs].sort((a, b) => a - b), 'the cheapest task first')
     const ids = await Promise.all(rows.map((row) => row.attribute('data-offer')))
-    assert.ok(!ids.includes('104') || ids.indexOf('104') > ids.indexOf('101'), 'cheaper fitting offers first')
-    assert.equal(ids[0], '103', 'the cheapest task first: a 3090 fits the default 7B task')
+    assert.ok(ids.includes('101') && ids.includes('104'), `the fitting offers are listed: ${ids}`)
     const sources = await s.text('[data-testid="market-sources"]')
     assert.match(sources, /Vast\.ai: \d+ offers, just now|Vast\.ai: \d+ offers, 1 min ago/)
     assert.match(sources, /RunPod: link an account in Settings to see its offers/)
+    assert.match(sources, /AutoDL: no price list/)
     await s.scrollTo('[data-testid="market"]')
     await screenshot(s, 'en/90-market-offers')
   })

@@ -19,6 +19,20 @@ describe('visible-text rules', () => {
     }
   })
 
+  it('catch job ids, machine timestamps, key=value, backticks, missing figures and bare currency codes', () => {
+    for (const language of ['en', 'zh-CN']) {
+      assert.ok(offenders('Job j-20261204-143040-b3316c finished', language).includes('job id: j-20261204-143040-b3316c'))
+      assert.ok(offenders('since 2026-12-04T14:30:40Z', language).includes('ISO timestamp: 2026-12-04T14:30:40Z'))
+      assert.ok(offenders('state=running', language).includes('key=value: state=running'))
+      assert.ok(offenders('run `nvidia-smi` first', language).includes('backticks: `nvidia-smi`'))
+      assert.ok(offenders('PyTorch allocated ? GiB', language).includes('missing figure: ? GiB'))
+      assert.ok(offenders('¥? so far', language).includes('missing figure: ¥?'))
+      assert.ok(offenders('CNY', language).includes('bare currency code: CNY'))
+    }
+    // A keyword argument people type, a currency inside a sentence and a dated day are fine.
+    assert.deepEqual(offenders('Load with low_cpu_mem_usage=True; prices in CNY; on 2026-12-04', 'en'), [])
+  })
+
   it('let file names, addresses, versions and model names through', () => {
     const fine = 'Saved to ~/outputs/train_lora.py on mirrors.aliyun.com with CUDA 12.4, Qwen2.5-7B and torch 2.5.1'
     assert.deepEqual(offenders(fine, 'en'), [])
@@ -26,7 +40,7 @@ describe('visible-text rules', () => {
 
   it('in Chinese, catch English words left in a sentence and ASCII question marks', () => {
     assert.deepEqual(offenders('GPU 空闲 · idle', 'zh-CN'), ['English in Chinese: idle'])
-    assert.deepEqual(offenders('预算：? 元', 'zh-CN'), ['ASCII question mark: 预算：? '])
+    assert.deepEqual(offenders('预算：? 元', 'zh-CN'), ['missing figure: ? 元', 'ASCII question mark: 预算：? '])
     assert.deepEqual(offenders('RTX 4090 每卡每小时 ¥2.50，CUDA 12.4，用 SSH 连接 AutoDL', 'zh-CN'), [])
     assert.deepEqual(offenders('在 A100 上运行 vLLM 与 nvidia-smi', 'zh-CN'), [])
     assert.deepEqual(offenders('就报 “no kernel image is available”，torch.cuda.is_available() 为 False', 'zh-CN'), [])

@@ -59,8 +59,23 @@ export function offenders(text, language) {
     if (text[m.index + m[0].length] === '=' || CODE_WORDS.has(m[0]) || ZH_ALLOWED.has(m[0])) continue
     add('code-like token', m[0])
   }
-  // The watchdog's raw status: gpu=unreadable, cpu=first.
+  // The watchdog's raw status: gpu=unreadable, cpu=first; any other key=value pair as well.
   for (const m of text.matchAll(/\b[a-z]+=(?:unreadable|first|\d+%?)/g)) add('raw status', m[0])
+  for (const m of text.matchAll(/(?<![\w-])[a-z][a-z_]*=[A-Za-z0-9_.:-]+/g)) {
+    // A keyword argument people type (low_cpu_mem_usage=True) is code, quoted on purpose.
+    if (/=(?:unreadable|first|\d+%?|True|False|None)$/.test(m[0]) || CODE_WORDS.has(m[0].split('=')[0])) continue
+    add('key=value', m[0])
+  }
+  // A job id (j-20261204-143040-b3316c) or a machine timestamp (2026-12-04T14:30:40Z).
+  for (const m of text.matchAll(/\bj-\d{8}-\d{6}-[0-9a-f]{4,}\b/g)) add('job id', m[0])
+  for (const m of text.matchAll(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g)) add('ISO timestamp', m[0])
+  // Markdown that was never rendered: `a command` in backticks.
+  for (const m of text.matchAll(/`[^`\n]+`/g)) add('backticks', m[0])
+  // A "?" standing in for a missing figure beside a unit ("? GiB", "¥?", "? %").
+  for (const m of text.matchAll(/(?:(?<![\w?])\?\s?(?:GiB|MiB|GB|MB|%|h|min|元|\/h)(?![\w])|[¥$€]\?)/g)) add('missing figure', m[0])
+  // A lower-case step id used as a title (install.cuda_toolkit, step_3) is caught above; a bare
+  // currency code standing alone as a label is one too ("CNY" where ¥ or 元 belongs).
+  if (/^\s*(?:CNY|USD|EUR|HKD|JPY|GBP)\s*$/.test(text)) add('bare currency code', text.trim())
 
   if (language === 'zh-CN') {
     // What a program printed, quoted in a Chinese sentence (“no kernel image …”), stays verbatim.
@@ -116,5 +131,34 @@ export function screenText(session) {
       if (option) parts.push(option.textContent.trim())
     }
     return parts.join('\\n')
+  `)
+}
+
+/**
+ * What is cut or pushed out on the page now: a horizontal scrollbar on the page, a label, button
+ * or table cell whose text is wider than its box (unless it ends in an ellipsis on purpose), and
+ * a filled (primary) button that lies outside the window's width. Each as `kind: where`.
+ */
+export function layoutProblems(session) {
+  return session.execute(`
+    const found = []
+    const main = document.querySelector('main')
+    if (main && main.scrollWidth > main.clientWidth + 1) found.push('horizontal scrollbar: page ' + main.scrollWidth + ' > ' + main.clientWidth)
+    const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && !el.closest('dialog:not([open]), [hidden]') }
+    const name = (el) => el.dataset.testid || (el.textContent || '').trim().slice(0, 40) || el.tagName
+    for (const el of document.querySelectorAll('button, .btn, th, td, label, dt, dd, .chip')) {
+      if (!visible(el) || el.closest('code, pre, .xterm, [data-verbatim]')) continue
+      const style = getComputedStyle(el)
+      const clips = style.overflow !== 'visible' || style.whiteSpace === 'nowrap' || el.matches('button, .btn')
+      if (clips && style.textOverflow !== 'ellipsis' && el.scrollWidth > el.clientWidth + 1) {
+        found.push('text wider than its box: ' + name(el) + ' ' + el.scrollWidth + '>' + el.clientWidth)
+      }
+    }
+    for (const el of document.querySelectorAll('.btn.primary')) {
+      if (!visible(el)) continue
+      const r = el.getBoundingClientRect()
+      if (r.left < 0 || r.right > window.innerWidth + 1) found.push('primary button outside the window: ' + name(el))
+    }
+    return found
   `)
 }

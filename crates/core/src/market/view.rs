@@ -51,7 +51,7 @@ pub struct MarketSource {
     /// An account of this provider is linked.
     pub linked: bool,
     /// Its catalog needs a linked account (RunPod, Lambda); Vast.ai's search needs none; AutoDL
-    /// offers only your own last prices, from its linked account's rentals.
+    /// has no price list, only your own last prices from the ledger.
     pub needs_account: bool,
 }
 
@@ -101,7 +101,7 @@ pub async fn for_recommendation(
                 last_error: kept.and_then(|s| s.last_error.clone()),
                 offers: kept.map_or(0, |s| s.offers.len() as u64),
                 linked: accounts.iter().any(|a| a.provider == provider),
-                needs_account: provider != Provider::Vast,
+                needs_account: matches!(provider, Provider::Runpod | Provider::Lambda),
             }
         })
         .collect();
