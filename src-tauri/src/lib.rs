@@ -160,6 +160,7 @@ app_commands![
     status::instance_status,
     status::instance_statuses,
     status::instance_match_gpu_count,
+    status::instance_acknowledge_price,
 ];
 
 pub fn run() {

@@ -45,7 +45,7 @@ pub fn start(app: tauri::AppHandle) {
             }
             match market::alerts::fire_due(&state.store, state.now()).await {
                 Ok(hits) if !hits.is_empty() => {
-                    tracing::info!(alerts = hits.len(), "market alerts sent")
+                    tracing::info!(alerts = hits.len(), "market alerts sent");
                 }
                 Ok(_) => {}
                 Err(err) => tracing::warn!(%err, "market alerts could not be checked"),

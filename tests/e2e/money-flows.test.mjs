@@ -149,6 +149,17 @@ describe('the flows that protect money', () => {
     await screenshot(s, 'en/77-price-check-payback')
   })
 
+  it('en: a rental recorded at a typo price keeps its flag on the instance page until the price is acknowledged', async () => {
+    cli('instance', 'add', 'kept-typo', '--provider', 'autodl', '--gpu', 'RTX 4090', '--count', '1', '--price', '360', '--currency', 'CNY')
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"][data-name="kept-typo"]')
+    const flag = await s.waitFor('[data-testid="status-warning"][data-code="status.price_unusual"]', { timeoutMs: 30_000 })
+    assert.match(await flag.text(), /100× what you paid for this GPU before|pays for the card itself/)
+    await screenshot(s, 'en/78-price-flag-kept')
+    await s.click('[data-testid="acknowledge-price"]')
+    await s.waitGone('[data-testid="status-warning"][data-code="status.price_unusual"]')
+  })
+
   it('zh-CN: the same warnings, the console-only Stop and the neutral not-connected state', async () => {
     await switchLanguage(s, 'zh-CN')
     await reviewRental('autodl', 'typo-4090', '360', { budget: '100', planned_hours: '10' })

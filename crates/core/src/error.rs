@@ -6,6 +6,9 @@
 //! field the error belongs next to, and an error whose text names a value (a taken name, an
 //! unknown currency) carries that value as a parameter, so the UI's text can name it too. There is
 //! no second error shape: everything the UI or a `--json` consumer sees is an [`ApiError`].
+//!
+//! [`AdapterError`] holds the few codes the UI and the app shell raise themselves.
+//! `error/code_list.rs` reads every code from the `impl Coded` bodies and writes `ErrorCode.ts`.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,5 @@
 //! Where Leasehold keeps its files on each OS (app-data folder), so no caller hard-codes a path.
+//! On Windows that is `%APPDATA%\Leasehold`; the rotating logs go in its `logs` folder.
 
 use std::path::PathBuf;
 

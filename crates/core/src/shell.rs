@@ -2,6 +2,8 @@
 //!
 //! Every argument that reaches a remote (or local) shell goes through [`quote`]; callers never
 //! build command lines by concatenating user input. Quoting follows POSIX `sh` rules via `shlex`.
+//!
+//! [`unix_newlines`] turns the CRLF of a command pasted on Windows into LF.
 
 use std::borrow::Cow;
 

@@ -34,3 +34,14 @@ pub async fn instance_match_gpu_count(
 ) -> Result<InstanceStatus, ApiError> {
     Ok(status::match_gpu_count(&state.store, &instance, state.now()).await?)
 }
+
+/// The renter says the rental's price is right: the "price looks wrong" card goes until the
+/// price changes.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn instance_acknowledge_price(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<InstanceStatus, ApiError> {
+    Ok(status::acknowledge_price(&state.store, &instance, state.now()).await?)
+}

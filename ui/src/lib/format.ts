@@ -130,3 +130,11 @@ export function minutesText(minutes: number, short: (m: number) => string, long:
   if (minutes < 60) return short(minutes)
   return long(Math.floor(minutes / 60), String(minutes % 60).padStart(2, '0'))
 }
+
+/** Core writes commands in `backticks`; split them out so they can be shown as code. */
+export function codeSpans(text: string): { code: boolean; text: string }[] {
+  return text
+    .split('`')
+    .map((part, i) => ({ code: i % 2 === 1, text: part }))
+    .filter((part) => part.text !== '')
+}

@@ -19,6 +19,11 @@
 //! variable the key came from.
 //! Adding a provider: a file like [`runpod`], a [`Provider`] variant, and its arms in
 //! [`client`].
+//!
+//! Also: [`remote`] is the one checked shape every client reads into. `plan` plans a sync per
+//! instance (savepoints; an instance missing from a listing is looked up before it counts as
+//! released). [`held`]: price changes 3× or more away from the rules, held by the sync until the
+//! renter accepts them. Powering goes through `stop`, which this module never imports.
 
 pub mod autodl;
 pub mod client;

@@ -11,6 +11,18 @@
 //!   name checked by `ssh::safe_name` before anything is written;
 //! - `actions`: the environment export, `git push`, the copy into the provider's file storage;
 //! - `record`: every backup in SQLite, which the release check reads.
+//!
+//! More detail, from the old architecture map: every value in the scan script goes through
+//! `shell::quote`. git runs only in repositories the scanning user owns, with no fsmonitor, hooks,
+//! pager or signature check; another user's repository is listed as `scan.repo_not_owned`. The
+//! roots are the home folder, the provider's data disk and the GPU processes' working folders. The
+//! parser reads NUL-separated records and is fuzzed. A download is planned by one command that
+//! reads the chosen paths on stdin (any number of them). Each item gets its own local name (a later
+//! one with the same name gets `-2`, said in its detail). A folder that holds only symbolic links
+//! is refused (`backup.only_links`), and skipped links are reported. `packed` unpacks the tar
+//! stream through a bounded channel. Every entry name is checked, links and devices are refused, a
+//! remote per-file SHA-256 manifest is checked, and resume skips the files already here with the
+//! right hash. Records are in `store/backups.rs`.
 
 mod actions;
 mod error;

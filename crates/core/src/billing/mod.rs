@@ -13,6 +13,13 @@
 //! - [`estimate`]: pricing a job before renting; [`rent_vs_buy`]: the break-even month.
 //! - [`price_check`]: a price far from what was paid before, one that pays for the card, a plan
 //!   that outspends its budget; [`exchange`]: the fixed, dated rate table those checks convert with.
+//!
+//! Details kept here from the old architecture map: each preset also carries the currency the
+//! provider bills in; `report::BudgetUse`'s `urgency` is what every budget bar reads. `price_check`
+//! questions a price per GPU-hour at ≥ 3× or ≤ ⅓ of what this user paid for the same GPU
+//! (`FAR_FACTOR`), one that pays for the card within 168 h (`PAYBACK_HOURS`), and yuan in a dollar
+//! preset. New rental's review calls it; `price_check::check_in_store` reads the earlier prices
+//! from the store itself.
 
 pub mod engine;
 mod error;

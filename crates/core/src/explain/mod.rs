@@ -12,6 +12,10 @@
 //!
 //! The app's "Paste an error" box, the CLI's `leasehold explain` and a failed job's log all call
 //! [`explain`]; [`load_context`] gathers what the store knows about an instance.
+//!
+//! A CUDA OOM is read in both PyTorch formats, in MiB. One Aho–Corasick pass runs over bounded
+//! lines, so a 50 MB log takes well under a second. Used by the paste box on the instance and
+//! Verify pages.
 
 mod context;
 mod oom;

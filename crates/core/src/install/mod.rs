@@ -13,6 +13,14 @@
 //! Scripts print progress markers (`::leasehold::step 2/5 …`, `skip`, `ok`, `result`,
 //! `finding`, `fail CODE …`) that [`progress`] reads back together with pip, conda, curl, wget
 //! and `ollama pull` output.
+//!
+//! Also: the progress parser ends lines at `\r` and `\n`, reads each byte once, keeps a line up to
+//! 64 KiB, and caps skipped steps, results and findings at 100, so the progress cloned into every
+//! log piece stays small. The UI's `LogBuffer` likewise keeps a bounded tail. [`serve`] checks a
+//! model server from this computer through a port forward (the answer, tokens/s, and Ollama's
+//! `/api/ps` offload → `ollama.cpu_offload`). [`status`] gives each recipe's state (installed,
+//! missing, outdated, impossible or unknown, with versions) as a pure function of the last Verify
+//! run's facts.
 
 mod error;
 mod options;

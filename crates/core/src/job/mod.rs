@@ -10,6 +10,12 @@
 //! exactly that byte: nothing lost, nothing repeated. Cancel ends the whole process group (and
 //! session) and says what survived. The shell text lives in [`script`]; this file runs it over
 //! any [`Target`], and [`record`] keeps each job as a row in the database.
+//!
+//! The log stream sends a heartbeat on stderr each idle second. 3.5 s of silence counts as a dead
+//! link, and `Target::link_stalled` makes the next stream dial afresh. A job whose folder has
+//! vanished is `lost`. A user's own command (`job start -- CMD`, [`user_command_script`]) first
+//! takes the environment of an interactive login bash (`bash -ilc 'export -p'` after a marker, 10 s
+//! at most), so conda's PATH from `~/.bashrc` is there. Recipes keep sshd's plain environment.
 
 mod error;
 pub mod record;

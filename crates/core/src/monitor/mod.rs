@@ -10,6 +10,11 @@
 //! - [`history`]: downsampling to one row per GPU and minute in SQLite, busy hours, idle streaks.
 //! - [`live`]: the app's side — a stoppable stream per instance and the low-rate background
 //!   sampler that feeds the history while the dashboard is closed.
+//!
+//! [`history`] also has `utilisation_since`, `idle_streak` (the reminders' `gpu_idle` trigger) and
+//! `busy_hours` / `busy_hours_for` (GPU-busy hours and what idle time cost, on the instance page's
+//! bill and in `leasehold cost` as `gpu_busy`). [`summary`] keeps the ten minutes that the
+//! memory-trend and vanished-process rules need as fixed-size summaries.
 
 pub mod background;
 mod error;

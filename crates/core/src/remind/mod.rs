@@ -8,6 +8,23 @@
 //! repeats one, a snooze outlives the app, and a laptop that slept through several thresholds
 //! catches up with one reminder per family, not a burst. Sending (desktop, tray, webhooks) is the
 //! callers' job; [`crate::webhook`] does the webhooks.
+//!
+//! The triggers: `gpu_idle`, `over_planned`, `budget_50`/`80`/`100`, `release_due`,
+//! `wipe_deadline`, `backup_missing`, `stop_contradicted` (a stop recorded by hand that a later
+//! look found still answering) and `released_but_listed`. The schedule is the `reminders` table
+//! (migration 0110). [`ReminderRules`] holds the thresholds, lead times, quiet hours, the
+//! snooze-confirmation threshold and the opt-in power-off at 100 % of the budget.
+//!
+//! - [`stakes`]: what waiting costs (minutes until the budget runs out, each snooze's price), the
+//!   urgency (`notice`, `warning`, `critical` at ≥ 100 % or under 15 min left), which reminders
+//!   break through the quiet hours (a spent budget, a contradicted stop, minutes left), and
+//!   `one_per_problem` (one card per instance and family, no team echo of this laptop's own idle
+//!   alert). Attached to every `Reminder` as `stakes`.
+//! - [`team`]: the team budgets' 50/80/100 % (budgets as last synced in `team_budgets`, migration
+//!   0170; fired ones in `team_reminders`, 0180) and the left-running alerts (a `gpu_idle` reminder
+//!   with `params.scope` = `team`). `team::open`, `dismiss` and `snooze` serve the popup
+//!   (`dismissed_at`, 0190; `snoozed_until`, 0230: hidden until then, sent once more by `tick` when
+//!   it ends if still due).
 
 mod error;
 mod kind;

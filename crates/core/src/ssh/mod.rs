@@ -8,6 +8,13 @@
 //! with their own credentials (`jump`), never the destination's.
 //!
 //! Built on russh (pure Rust, async, no OpenSSH binary needed on Windows laptops).
+//!
+//! In the files: `known_hosts` counts a key of another type as a change. A matching `@revoked` line
+//! anywhere wins. A host known only through `@cert-authority` lines is refused
+//! (`ssh.host_key_by_certificate`) instead of being trusted on first use. A download's tree is
+//! listed by our own READDIR loop (`listing`: at most 200 000 entries, each reply bounded by the
+//! stall timeout, symbolic links counted and reported, never followed). After a drop `redial` races
+//! staggered TCP connects; through jump hosts it races whole attempts.
 
 mod auth;
 mod connect;

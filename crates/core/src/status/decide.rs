@@ -15,6 +15,7 @@ use super::{Fact, FactSource, InstanceStatus, StatusAction, StatusState, StatusW
 use crate::billing::engine::{self, Costing};
 use crate::billing::ledger::InstanceHistory;
 use crate::billing::money::display_rate;
+use crate::billing::price_check::PriceWarning;
 use crate::billing::{
     BillingError, BillingRules, EventKind, InstanceState, ProviderKey, StoppedBilling,
 };
@@ -49,6 +50,9 @@ pub struct Known<'a> {
     pub watchdog: Option<&'a WatchdogLookRow>,
     /// When the newest backup finished.
     pub last_backup: Option<DateTime<Utc>>,
+    /// Why the rental's price looks wrong (`billing::price_check` against the card, the budget
+    /// and this user's earlier rentals), unless the renter said this price is right.
+    pub price_flag: Option<&'a PriceWarning>,
 }
 
 /// The status of the instance in `known` at `now`.
@@ -153,6 +157,7 @@ pub fn decide(known: &Known<'_>, now: DateTime<Utc>) -> Result<InstanceStatus, B
             decided.watchdog(since);
         }
         decided.import_warning();
+        decided.price_unusual();
     }
 
     let facts = facts(known, &costing, ledger_state, ledger_since);
@@ -444,6 +449,31 @@ impl Decided<'_, '_> {
                 &[],
             );
         }
+    }
+
+    fn price_unusual(&mut self) {
+        let Some(flag) = self.known.price_flag.cloned() else {
+            return;
+        };
+        let currency = self.currency.clone();
+        let (message, params) = match flag {
+            PriceWarning::FarFromEarlier { earlier, currency, times } => (
+                format!("the price is {times}× what you paid for this GPU before ({earlier} {currency}/h)"),
+                vec![("kind", "far_from_earlier".to_owned()), ("earlier", earlier.to_string()), ("currency", currency), ("times", times.to_string())],
+            ),
+            PriceWarning::PaysForTheCard { card_price, hours, .. } => (
+                format!("at this price renting pays for the card itself ({card_price} {currency}) in {hours} hours: check for a typo"),
+                vec![("kind", "pays_for_the_card".to_owned()), ("card_price", card_price.to_string()), ("hours", hours.to_string()), ("currency", currency)],
+            ),
+            PriceWarning::OverBudget { planned_cost, budget } => (
+                format!("the planned hours cost {planned_cost} {currency}, more than the budget of {budget} {currency}"),
+                vec![("kind", "over_budget".to_owned()), ("planned_cost", planned_cost.to_string()), ("budget", budget.to_string()), ("currency", currency)],
+            ),
+            // The provider's currency has its own warning (`currency_differs`).
+            PriceWarning::CurrencyDiffers { .. } => return,
+        };
+        let params: Vec<(&str, String)> = params;
+        self.warn(codes::PRICE_UNUSUAL, message, &params);
     }
 
     fn import_warning(&mut self) {

@@ -10,9 +10,15 @@ use ts_rs::TS;
 
 use super::decide::{decide, GpuLook, Known, GPU_LOOK_FRESH};
 use super::{InstanceStatus, StatusError};
+use rust_decimal::Decimal;
+
 use crate::billing::ledger::{self, BrokenInstance, InstanceHistory};
-use crate::billing::{BillingError, InstanceSummary, ProviderKey};
-use crate::store::{accounts, backups, gpu_minutes, stop_checks, watchdog_looks, Store};
+use crate::billing::price_check::{price_check, PriceCheckInput, PriceWarning};
+use crate::billing::{BillingError, EventKind, InstanceSummary, ProviderKey};
+use crate::catalog::recommend::prices_from_rentals;
+use crate::store::{
+    accounts, backups, gpu_minutes, price_acks, stop_checks, watchdog_looks, Store,
+};
 
 /// The status of `name` at `now`.
 #[tracing::instrument(skip(store), err)]
@@ -22,6 +28,7 @@ pub async fn for_instance(
     now: DateTime<Utc>,
 ) -> Result<InstanceStatus, StatusError> {
     let history = ledger::history_of(store, name).await?;
+    let rentals = ledger::list(store, now).await?;
     let mut conn = store.pool().acquire().await?;
     let row = crate::store::ledger::find_instance(&mut conn, name)
         .await?
@@ -29,24 +36,45 @@ pub async fn for_instance(
             name: name.to_owned(),
         })?;
     let checks = stop_checks::all(&mut conn).await?;
-    status_of(&mut conn, &history, &row.provider, &checks, now).await
+    let rental = Rental {
+        provider: &row.provider,
+        gpu_model: &row.gpu_model,
+    };
+    status_of(&mut conn, &history, rental, &rentals, &checks, now).await
+}
+
+/// What the ledger's instance row adds to its history: where it is rented and which card.
+#[derive(Clone, Copy)]
+struct Rental<'a> {
+    provider: &'a str,
+    gpu_model: &'a str,
 }
 
 /// The status of every instance whose ledger can be billed, oldest first.
 #[tracing::instrument(skip(store), err)]
 pub async fn all(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceStatus>, StatusError> {
     let histories = ledger::histories(store).await?;
+    let rentals = ledger::list(store, now).await?;
     let mut conn = store.pool().acquire().await?;
-    let providers: HashMap<i64, String> = crate::store::ledger::list_instances(&mut conn)
+    let rows: HashMap<i64, (String, String)> = crate::store::ledger::list_instances(&mut conn)
         .await?
         .into_iter()
-        .map(|row| (row.id, row.provider))
+        .map(|row| (row.id, (row.provider, row.gpu_model)))
         .collect();
     let checks = stop_checks::all(&mut conn).await?;
     let mut all = Vec::with_capacity(histories.len());
     for history in &histories {
-        let provider = providers.get(&history.id).map_or("custom", String::as_str);
-        match status_of(&mut conn, history, provider, &checks, now).await {
+        let rental = rows.get(&history.id).map_or(
+            Rental {
+                provider: "custom",
+                gpu_model: "",
+            },
+            |(provider, gpu_model)| Rental {
+                provider,
+                gpu_model,
+            },
+        );
+        match status_of(&mut conn, history, rental, &rentals, &checks, now).await {
             Ok(status) => all.push(status),
             // One instance whose bill cannot be computed never hides the others.
             Err(StatusError::Billing(err)) if ledger::is_instance_fault(&err) => {
@@ -61,7 +89,8 @@ pub async fn all(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceStatus
 async fn status_of(
     conn: &mut SqliteConnection,
     history: &InstanceHistory,
-    provider: &str,
+    rental: Rental<'_>,
+    rentals: &[InstanceSummary],
     checks: &[stop_checks::StopCheckRow],
     now: DateTime<Utc>,
 ) -> Result<InstanceStatus, StatusError> {
@@ -74,16 +103,98 @@ async fn status_of(
         .map(|b| b.finished_at)
         .filter(|finished| *finished <= now)
         .max();
+    let acknowledged = price_acks::of_instance(&mut *conn, history.id).await?;
+    let price_flag = price_flag(history, rental, rentals, acknowledged);
     let known = Known {
         history,
-        provider: ProviderKey::parse(provider).ok(),
+        provider: ProviderKey::parse(rental.provider).ok(),
         link: link.as_ref(),
         stop_check: checks.iter().find(|c| c.instance_id == history.id),
         monitor,
         watchdog: watchdog.as_ref(),
         last_backup,
+        price_flag: price_flag.as_ref(),
     };
     Ok(decide(&known, now)?)
+}
+
+/// The first reason the rental's current price looks wrong, checked like New rental checks a
+/// typed price (the card's own price, the budget, this user's other rentals of the card), or
+/// `None` when it looks right or the renter said this very price is right.
+fn price_flag(
+    history: &InstanceHistory,
+    rental: Rental<'_>,
+    rentals: &[InstanceSummary],
+    acknowledged: Option<(Decimal, String)>,
+) -> Option<PriceWarning> {
+    let rules = history.events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::Created(rules) | EventKind::RuleChanged(rules) => Some(rules.as_ref()),
+        _ => None,
+    })?;
+    let currency = history.currency.code();
+    if acknowledged.is_some_and(|(price, code)| {
+        price == rules.price_per_gpu_hour && code.eq_ignore_ascii_case(currency)
+    }) {
+        return None;
+    }
+    // "What you paid before": only rentals created before this one.
+    let created = rentals
+        .iter()
+        .find(|r| r.id == history.id)
+        .map(|r| r.created_at);
+    let others: Vec<InstanceSummary> = rentals
+        .iter()
+        .filter(|r| r.id != history.id && created.is_none_or(|c| r.created_at < c))
+        .cloned()
+        .collect();
+    let input = PriceCheckInput {
+        gpu_model: rental.gpu_model.to_owned(),
+        price_per_gpu_hour: rules.price_per_gpu_hour,
+        currency: currency.to_owned(),
+        provider: None,
+        card_price: None,
+        gpu_count: Some(rules.gpu_count),
+        planned_hours: history.planned_hours,
+        budget: history.budget,
+    };
+    price_check(&input, &prices_from_rentals(&others))
+        .warnings
+        .into_iter()
+        .find(|w| !matches!(w, PriceWarning::CurrencyDiffers { .. }))
+}
+
+/// The renter says the rental's current price is right: its flag goes, until the price changes.
+pub async fn acknowledge_price(
+    store: &Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<InstanceStatus, StatusError> {
+    let history = ledger::history_of(store, name).await?;
+    let rules = history
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::Created(rules) | EventKind::RuleChanged(rules) => {
+                Some(rules.as_ref().clone())
+            }
+            _ => None,
+        })
+        .ok_or_else(|| BillingError::UnknownInstance {
+            name: name.to_owned(),
+        })?;
+    {
+        let mut conn = store.pool().acquire().await?;
+        price_acks::acknowledge(
+            &mut conn,
+            history.id,
+            rules.price_per_gpu_hour,
+            history.currency.code(),
+            now,
+        )
+        .await?;
+    }
+    for_instance(store, name, now).await
 }
 
 /// The monitor's newest recorded minute within [`GPU_LOOK_FRESH`] of `now`.

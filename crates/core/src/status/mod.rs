@@ -37,7 +37,7 @@ use crate::billing::{Currency, InstanceSummary};
 pub use decide::{decide, GpuLook, Known};
 pub use error::StatusError;
 pub use gpu_count::match_gpu_count;
-pub use load::{all, for_instance, listing, ListedInstance, Listing};
+pub use load::{acknowledge_price, all, for_instance, listing, ListedInstance, Listing};
 
 /// Where an instance stands, all sources weighed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -189,6 +189,7 @@ pub mod codes {
     pub const WATCHDOG_NOT_RUNNING: &str = "status.watchdog_not_running";
     pub const IMPORT_NEEDS_LOOK: &str = "status.import_needs_look";
     pub const STORAGE_RATE_UNKNOWN: &str = "status.storage_rate_unknown";
+    pub const PRICE_UNUSUAL: &str = "status.price_unusual";
 
     /// Every code, for the UI's text check.
     pub const ALL: [&str; 10] = [

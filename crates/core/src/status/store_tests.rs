@@ -139,3 +139,60 @@ async fn a_held_price_is_accepted_from_when_it_was_first_seen_and_then_forgotten
     let twice = crate::account::held::accept_held_price(&store, "pod", t(61)).await;
     assert!(twice.is_err(), "nothing left to accept");
 }
+
+#[tokio::test]
+async fn a_first_time_typo_stays_flagged_until_the_renter_says_the_price_is_right() {
+    let store = Store::open_in_memory().await.expect("store");
+    // Last month's 4090 at 2.20 yuan, then 360 yuan an hour for one 4090: a typo the card's own
+    // price (paid for in about a day and a half) and the earlier rental both give away.
+    let last_month = NewInstance {
+        name: "fair".into(),
+        provider: "autodl".into(),
+        region: None,
+        gpu_model: "RTX 4090".into(),
+        currency: "CNY".into(),
+        notes: None,
+        planned_hours: None,
+        budget: None,
+        rules: BillingRules::simple(dec!(2.20), 1),
+    };
+    ledger::add_instance(&store, &last_month, t(-30 * 24 * 60))
+        .await
+        .expect("recorded");
+    running(&store, "typo", "CNY", dec!(360)).await;
+    let flagged = for_instance(&store, "typo", t(20)).await.expect("status");
+    assert!(
+        flagged.has_warning(codes::PRICE_UNUSUAL),
+        "{:?}",
+        flagged.warnings
+    );
+    let fair = for_instance(&store, "fair", t(20)).await.expect("status");
+    assert!(
+        !fair.has_warning(codes::PRICE_UNUSUAL),
+        "{:?}",
+        fair.warnings
+    );
+    // The list reads the same status.
+    let listed = all(&store, t(20)).await.expect("all");
+    assert!(listed
+        .iter()
+        .find(|s| s.instance == "typo")
+        .is_some_and(|s| s.has_warning(codes::PRICE_UNUSUAL)));
+
+    let acknowledged = acknowledge_price(&store, "typo", t(21)).await.expect("ack");
+    assert!(!acknowledged.has_warning(codes::PRICE_UNUSUAL));
+    assert!(!for_instance(&store, "typo", t(30))
+        .await
+        .expect("status")
+        .has_warning(codes::PRICE_UNUSUAL));
+
+    // A new price that looks wrong again is flagged again.
+    let dearer = BillingRules::simple(dec!(3600), 1);
+    ledger::change_rules(&store, "typo", &dearer, t(40))
+        .await
+        .expect("new price");
+    assert!(for_instance(&store, "typo", t(50))
+        .await
+        .expect("status")
+        .has_warning(codes::PRICE_UNUSUAL));
+}

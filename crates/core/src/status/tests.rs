@@ -6,6 +6,7 @@ use rust_decimal_macros::dec;
 
 use super::*;
 use crate::billing::ledger::InstanceHistory;
+use crate::billing::price_check::PriceWarning;
 use crate::billing::{
     BillingRules, BillingStart, EventKind, LedgerEvent, ProviderKey, StoppedBilling,
 };
@@ -30,6 +31,7 @@ struct Case {
     stop_check: Option<StopCheckRow>,
     monitor: Option<GpuLook>,
     watchdog: Option<WatchdogLookRow>,
+    price_flag: Option<PriceWarning>,
     /// Asked at t(now).
     now: i64,
 }
@@ -49,6 +51,7 @@ fn case(what: &'static str) -> Case {
         stop_check: None,
         monitor: None,
         watchdog: None,
+        price_flag: None,
         now: 120,
     }
 }
@@ -121,6 +124,7 @@ fn run(case: &Case) -> InstanceStatus {
         monitor: case.monitor,
         watchdog: case.watchdog.as_ref(),
         last_backup: None,
+        price_flag: case.price_flag.as_ref(),
     };
     decide(&known, t(case.now)).unwrap_or_else(|err| panic!("{}: {err}", case.what))
 }
@@ -416,6 +420,36 @@ fn a_held_price_says_who_bills_what_from_when() {
         "{}",
         warning.message
     );
+}
+
+#[test]
+fn a_price_that_looks_wrong_is_flagged_until_released_and_never_for_the_currency() {
+    let mut typo = case("360 yuan an hour for a 4090");
+    typo.events = vec![(1, Started)];
+    typo.price_flag = Some(PriceWarning::PaysForTheCard {
+        card_price: dec!(11352.90),
+        hours: dec!(31.5),
+        converted_at: None,
+    });
+    let status = run(&typo);
+    let warning = status
+        .warnings
+        .iter()
+        .find(|w| w.code == "status.price_unusual")
+        .expect("the flag");
+    assert_eq!(warning.params["kind"], "pays_for_the_card");
+    assert_eq!(warning.params["hours"], "31.5");
+    assert!(warning.message.contains("typo"), "{}", warning.message);
+
+    let mut released = typo.clone();
+    released.events.push((60, Released));
+    assert!(!run(&released).has_warning("status.price_unusual"));
+
+    let mut currency = typo;
+    currency.price_flag = Some(PriceWarning::CurrencyDiffers {
+        expected: "USD".into(),
+    });
+    assert!(!run(&currency).has_warning("status.price_unusual"));
 }
 
 #[test]

@@ -23,6 +23,7 @@ pub mod identity;
 pub mod instance_plans;
 pub mod jobs;
 pub mod ledger;
+pub mod price_acks;
 pub mod probe_runs;
 pub mod provider_ids;
 pub mod recovery;

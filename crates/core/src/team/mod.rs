@@ -23,6 +23,44 @@
 //!   feed reminders and alerts).
 //! - `connect.rs`: linking this database to a team and unlinking it; `sync.rs`: one sync and the
 //!   background loop; this file: what the Team page shows and sets (status, budgets, projects).
+//!
+//! Also: `connect.rs` has `open_linked` (this database's link); `sync.rs` has `keep_in_sync`.
+//! [`alerts`] keeps its settings in `team_alert_settings` (PostgreSQL 0190) and exchanges idle
+//! reports after `sync_with`, on the same connection. [`verify`] is opt-in per laptop (settings key
+//! `team.share_verify`, off by default; CLI `team share-verify on|off`, Team page checkbox →
+//! `team_share_verify`). It sends a summary of each instance's last `probe_runs` row, shown in
+//! `TeamStatus.verify`.
+//!
+//! A sync in detail (moved here from ARCHITECTURE.md's flow):
+//!
+//! - Link: `sslmode=verify-full` by default. `require`, `prefer` and `allow` are used only when the
+//!   URL asks; they never fall back to no TLS, and `ServerAddress::tls_warning` says so (the CLI
+//!   and the Settings page show it). `disable` is accepted only for a server on loopback. A
+//!   password in the URL, before the host or as `?password=`, is taken out before the URL is kept
+//!   or shown, and goes to the keychain. Every session has `statement_timeout`
+//!   (`link::STATEMENT_TIMEOUT`), and a whole sync is given up after `SYNC_TIMEOUT`
+//!   (`team.timed_out`), so a stalled server never holds `keep_in_sync`.
+//! - Push: small chunks are `INSERT … FROM unnest(…) ON CONFLICT (uid) DO NOTHING`; big ones go by
+//!   binary `COPY` (`copy_binary`). They are numbered from the team row's counter under a row lock,
+//!   and a chunk is marked shared here by one number, `team_link.shared_through` (SQLite migration
+//!   0260).
+//! - Pull checks: an instance passes `NewInstance`'s checks
+//!   (`billing::new_instance::validate_described`). Times are stored in the one UTC form of the
+//!   local ledger (`pull::canonical_time`), so text order is time order. A `created` event must be
+//!   at its instance's creation time, and rules must take effect at their event. Records dated
+//!   beyond now plus `records::CLOCK_SKEW` are refused. The release gate reads only the checks run
+//!   on this laptop (`release::latest_check_run_here`). Shared backups travel without local paths
+//!   or `git push` output. Names already taken here are kept as `name@member` (then with the uid
+//!   and a counter: `pull::free_name`).
+//! - Conflicts: `refused_event` (beside the event standing in its place), `name_collision`,
+//!   `unreadable` (naming who pushed it; never written), and `broken_instance`: an instance whose
+//!   stored ledger cannot be billed at all, named by `billing::ledger::list_all` as a
+//!   `BrokenInstance` (on stderr in the CLI's `instance list`) and skipped by the reminders and
+//!   team views. A resolution (`ledger_withdrawals`, SQLite migration 0180) is honoured only when
+//!   it names a refused pair that the replay here finds, with or without the resolutions held;
+//!   otherwise it is listed as unreadable. The report replays only the instances whose fingerprint
+//!   changed (`store::conflict_replays`, migration 0210), partly in the background during the sync
+//!   (`conflicts::Warmup`).
 
 pub mod alerts;
 pub mod conflicts;

@@ -13,6 +13,12 @@
 //! - [`remote`]: the install, status and remove commands (pure) and their parsers.
 //!
 //! This file runs them over any [`Target`].
+//!
+//! The signals: GPU through nvidia-smi, CPU from cgroup v2/v1 or `/proc/stat`, disk IO, network
+//! bytes, and interactive `sshd: user@pts` logins. The install uses setsid + nohup and keeps one
+//! copy per folder. For restarts it adds a systemd unit, an `@reboot` crontab line or an
+//! `/etc/profile.d` hook, whichever the image allows, or none. Status reads the state, the settings
+//! and the newest decisions from its bounded log. Removal deletes only its own files and hooks.
 
 mod error;
 mod kept;

@@ -8,6 +8,11 @@
 //! [`saved`] keeps the user's webhooks: only the kind and a label in SQLite, the URL and the
 //! secret in the OS keychain. A webhook URL is itself a credential (WeCom's `key=`, Slack's
 //! path), so neither it nor the secret ever appears in a log line or an error's text.
+//!
+//! Also: a timed-out POST is tried again only with the JSON kind's `Idempotency-Key`. No redirect
+//! is followed, answers are read up to 64 KiB, and plain `http` is allowed only to this computer.
+//! The keychain names carry the database's own id (`store::identity`, migration 0290), so two
+//! `--db` files never share them.
 
 mod deliver;
 mod error;

@@ -17,3 +17,8 @@ export function instanceStatuses(): Promise<ListedInstance[]> {
 export function instanceMatchGpuCount(instance: string): Promise<InstanceStatus> {
   return call<InstanceStatus>('instance_match_gpu_count', { instance })
 }
+
+/** The rental's current price is right: its "looks wrong" flag goes until the price changes. */
+export function instanceAcknowledgePrice(instance: string): Promise<InstanceStatus> {
+  return call<InstanceStatus>('instance_acknowledge_price', { instance })
+}

@@ -23,6 +23,6 @@ offers: number,
 linked: boolean, 
 /**
  * Its catalog needs a linked account (RunPod, Lambda); Vast.ai's search needs none; AutoDL
- * offers only your own last prices, from its linked account's rentals.
+ * has no price list, only your own last prices from the ledger.
  */
 needs_account: boolean, };

@@ -132,6 +132,7 @@ export const COMMANDS = [
   'instance_status',
   'instance_statuses',
   'instance_match_gpu_count',
+  'instance_acknowledge_price',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]

@@ -66,6 +66,9 @@ describe('message keys used by the UI', () => {
         'watchdog_not_running',
         'import_needs_look',
         'storage_rate_unknown',
+        'price_unusual.far_from_earlier',
+        'price_unusual.pays_for_the_card',
+        'price_unusual.over_budget',
       ],
     }
     const missing = Object.entries(families).flatMap(([prefix, values]) =>

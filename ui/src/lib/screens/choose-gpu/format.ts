@@ -59,10 +59,5 @@ export function candidateKey(candidate: Pick<Candidate, 'gpu_id' | 'count'>): st
   return `${candidate.gpu_id}x${candidate.count}`
 }
 
-/** Core writes commands in `backticks`; split them out so they can be shown as code. */
-export function codeSpans(text: string): { code: boolean; text: string }[] {
-  return text
-    .split('`')
-    .map((part, i) => ({ code: i % 2 === 1, text: part }))
-    .filter((part) => part.text !== '')
-}
+export { codeSpans } from '../../format'
+
