@@ -15,6 +15,16 @@
 //! `busy_hours` / `busy_hours_for` (GPU-busy hours and what idle time cost, on the instance page's
 //! bill and in `leasehold cost` as `gpu_busy`). [`summary`] keeps the ten minutes that the
 //! memory-trend and vanished-process rules need as fixed-size summaries.
+//!
+//! The path of a sample: lines become samples in `parse::SampleAssembler` (complete when the
+//! `count` column's GPUs arrived), then go through [`consume`] (the bounded window; a `findings`
+//! event comes before the sample whenever the findings change) to the caller, and into
+//! `history::MinuteAggregator`, whose finished minutes are merged into `gpu_minutes`. A stream that
+//! ends or stays silent for 3 intervals is started again after a backoff with one `gap` event; a
+//! refused field before the first sample only narrows the query. The app stops a stream through
+//! `verify::RunningChecks` under `monitor:<instance>`; a language switch goes through
+//! `live::StreamLanguages`, and [`consume_in`] sends the findings again at once in the new
+//! language.
 
 pub mod background;
 mod error;
