@@ -150,11 +150,12 @@ describe('the flows that protect money', () => {
   })
 
   it('en: a rental recorded at a typo price keeps its flag on the instance page until the price is acknowledged', async () => {
-    cli('instance', 'add', 'kept-typo', '--provider', 'autodl', '--gpu', 'RTX 4090', '--count', '1', '--price', '360', '--currency', 'CNY')
+    // A 3090, so the 4090 price history the Chinese review below relies on stays as it is.
+    cli('instance', 'add', 'kept-typo', '--provider', 'autodl', '--gpu', 'RTX 3090', '--count', '1', '--price', '300', '--currency', 'CNY')
     await goTo(s, 'rentals')
     await s.click('[data-testid="rental-card"][data-name="kept-typo"]')
     const flag = await s.waitFor('[data-testid="status-warning"][data-code="status.price_unusual"]', { timeoutMs: 30_000 })
-    assert.match(await flag.text(), /100× what you paid for this GPU before|pays for the card itself/)
+    assert.match(await flag.text(), /the rent pays for the card itself .* in about \d+ hours/)
     await screenshot(s, 'en/78-price-flag-kept')
     await s.click('[data-testid="acknowledge-price"]')
     await s.waitGone('[data-testid="status-warning"][data-code="status.price_unusual"]')
