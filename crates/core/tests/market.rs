@@ -521,3 +521,48 @@ fn a_fixed_market_for_a_fixed_task_ranks_as_computed_by_hand() {
     assert_eq!(ids, ["101", "gpu_1x_a100_sxm4", "rp-h100", "rp-4090"]);
     assert!(no_hours.iter().all(|r| r.task_cost.is_none()));
 }
+
+/// Choose GPU's view: the offers that fit, in the user's yuan beside the provider's dollars at
+/// the named rate, and each provider's age, error and whether an account would add offers.
+#[tokio::test]
+async fn choose_gpus_view_converts_at_the_named_rate_and_says_which_accounts_would_add_offers() {
+    let stands = Stands::start();
+    let endpoints = stands.endpoints();
+    let store = Store::open_in_memory().await.unwrap();
+    let (_, va, _) = market_offers();
+    set_offers(&stands.vast, &va);
+    market::refresh(&store, &endpoints, None, at(12, 0))
+        .await
+        .unwrap();
+    let request = RecommendRequest {
+        estimate: EstimateRequest {
+            params_b: Some(7.0),
+            task: Task::Inference,
+            ..Default::default()
+        },
+        hours: Some(dec!(10)),
+        prices: Vec::new(),
+    };
+    let view = market::view::for_request(&store, &request, "cny")
+        .await
+        .unwrap();
+    assert_eq!(view.currency, "CNY");
+    let single = view
+        .rows
+        .iter()
+        .find(|r| r.ranked.offer.offer_id == "101")
+        .expect("the 1× 4090 offer fits a 7B inference");
+    assert_eq!(single.converted_per_hour, Some(dec!(2.49)), "0.35 × 7.10");
+    let rate = single.rate.as_ref().expect("the rate is named");
+    assert_eq!((rate.from.as_str(), rate.to.as_str()), ("USD", "CNY"));
+    assert!(single.converted_task_cost.is_some());
+    let source = |p: Provider| view.sources.iter().find(|s| s.provider == p).unwrap();
+    let vast = source(Provider::Vast);
+    assert_eq!(
+        (vast.fetched_at, vast.needs_account),
+        (Some(at(12, 0)), false)
+    );
+    let runpod = source(Provider::Runpod);
+    assert!(runpod.needs_account && !runpod.linked, "{runpod:?}");
+    assert!(!source(Provider::Autodl).needs_account);
+}

@@ -11,6 +11,7 @@
 //! hours ÷ 730`. In-stock offers come first, then the cheapest task.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use rust_decimal::prelude::FromPrimitive;
 use rust_decimal::Decimal;
@@ -48,12 +49,34 @@ fn throughput(c: &Candidate) -> Option<Decimal> {
     (tflops > Decimal::ZERO).then(|| tflops * Decimal::from(c.count))
 }
 
+/// The catalog entry `offer`'s GPU is (told apart by memory), if the catalog knows it.
+fn catalog_id(offer: &Offer) -> Option<&'static str> {
+    crate::catalog::find_gpu_with_memory(&offer.gpu, Some(u64::from(offer.vram_gb) * 1024))
+        .map(|spec| spec.id.as_str())
+}
+
 /// Whether `offer` is `plan`'s card in `plan`'s count.
 pub fn serves(offer: &Offer, plan: &Candidate) -> bool {
-    plan.fits
-        && offer.count == plan.count
-        && crate::catalog::find_gpu_with_memory(&offer.gpu, Some(u64::from(offer.vram_gb) * 1024))
-            .is_some_and(|spec| spec.id == plan.gpu_id)
+    serves_as(offer, catalog_id(offer), plan)
+}
+
+/// The catalog entry of each offer, looked up once per distinct GPU name and memory (a market
+/// of thousands of offers names a few dozen cards).
+fn catalog_ids<'a>(offers: impl Iterator<Item = &'a Offer>) -> Vec<Option<&'static str>> {
+    let mut known: HashMap<(&str, u32), Option<&'static str>> = HashMap::new();
+    offers
+        .map(|offer| {
+            *known
+                .entry((offer.gpu.as_str(), offer.vram_gb))
+                .or_insert_with(|| catalog_id(offer))
+        })
+        .collect()
+}
+
+/// [`serves`] with the offer's catalog entry already looked up: the lookup reads the whole
+/// catalog, so ranking does it once per offer, not once per offer and plan.
+fn serves_as(offer: &Offer, id: Option<&str>, plan: &Candidate) -> bool {
+    plan.fits && offer.count == plan.count && id == Some(plan.gpu_id.as_str())
 }
 
 /// The task's hours on `plan`, from `hours` on the first fitting plan.
@@ -103,10 +126,16 @@ pub fn for_task(
     offers: &[Offer],
     disk_gb: u32,
 ) -> Vec<RankedOffer> {
+    let ids = catalog_ids(offers.iter());
     let mut ranked = Vec::new();
     for plan in recommendation.candidates.iter().filter(|c| c.fits) {
         let plan_hours = task_hours(recommendation, plan, hours);
-        for offer in offers.iter().filter(|o| serves(o, plan)) {
+        let serving = offers
+            .iter()
+            .zip(&ids)
+            .filter(|(offer, id)| serves_as(offer, **id, plan))
+            .map(|(offer, _)| offer);
+        for offer in serving {
             ranked.push(RankedOffer {
                 offer: offer.clone(),
                 task_hours: plan_hours,
@@ -127,13 +156,16 @@ pub fn per_plan(
     disk_gb: u32,
 ) -> Vec<Vec<RankedOffer>> {
     let ranked = for_task(recommendation, hours, offers, disk_gb);
+    let ids = catalog_ids(ranked.iter().map(|r| &r.offer));
     recommendation
         .candidates
         .iter()
         .map(|plan| {
             ranked
                 .iter()
-                .filter(|r| serves(&r.offer, plan))
+                .zip(&ids)
+                .filter(|(r, id)| serves_as(&r.offer, **id, plan))
+                .map(|(r, _)| r)
                 .take(OFFERS_PER_PLAN)
                 .cloned()
                 .collect()

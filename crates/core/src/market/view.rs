@@ -4,7 +4,7 @@
 //! offers. One call for the app; the CLI prints the same ranking through `recommend --market`.
 
 use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -118,7 +118,7 @@ fn convert(ranked: RankedOffer, currency: &str) -> MarketRow {
     let at = |amount: Decimal| {
         rate.as_ref()
             .and_then(|r| amount.checked_mul(r.rate))
-            .map(|v| v.round_dp(2))
+            .map(|v| v.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero))
     };
     MarketRow {
         converted_per_hour: at(ranked.offer.price_per_hour),
