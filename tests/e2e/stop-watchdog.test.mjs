@@ -81,6 +81,8 @@ describe('stop and watchdog', () => {
     await s.type('[data-testid="watchdog-interval"]', '2')
     await s.select('[data-testid="watchdog-interval-unit"]', 's')
     await s.click('[data-testid="watchdog-card"] .advanced summary')
+    await s.scrollTo('[data-testid="watchdog-power-off"]')
+    await screenshot(s, 'en/59-watchdog-advanced')
     await s.type('[data-testid="watchdog-power-off"]', standIn)
     await s.click('[data-testid="watchdog-install"]')
     // Running: armed, or, once a sample finds a signal it cannot read, "Not protecting".
