@@ -39,19 +39,21 @@ fn stopped(since: DateTime<Utc>, covers: bool, wipe_days: Option<i64>) -> Facts 
     }
 }
 
+/// (what is known, when, the policy's opt-in) → (action, when, due).
+type Row = (
+    Facts,
+    DateTime<Utc>,
+    bool,
+    Action,
+    Option<DateTime<Utc>>,
+    bool,
+);
+
 #[test]
 fn a_scripted_week() {
     let stop_at = t(0, 10) + Duration::minutes(30);
     let release_at = stop_at + Duration::days(3);
-    // (what is known, when, the policy's opt-in) → (action, when, due)
-    let table: Vec<(
-        Facts,
-        DateTime<Utc>,
-        bool,
-        Action,
-        Option<DateTime<Utc>>,
-        bool,
-    )> = vec![
+    let table: Vec<Row> = vec![
         // Monday 09:00–10:00: busy, nothing to do.
         (running(None), t(0, 9), false, Action::Nothing, None, false),
         // Idle from 10:00: the stop is planned for 10:30, not yet due at 10:15.
