@@ -15,7 +15,9 @@ method, path, headers and body of every request. Tests drive it through /_standi
                                     "duplicate": [ID]  listed twice (the second copy named "… (copy)"),
                                     "refuse_snapshot": [ID]  AutoDL refuses that snapshot,
                                     "no_max_page": true  AutoDL's list answer without max_page,
-                                    "autodl_page_size": n  AutoDL pages of n whatever was asked}
+                                    "autodl_page_size": n  AutoDL pages of n whatever was asked,
+                                    "no_stock": n  AutoDL refuses the next n power_on calls for lack
+                                    of stock, in the words community clients captured}
   POST  /_standin/offers           the market: {"offers": [neutral offer], "raw": [rows sent verbatim
                                     in the catalog's list], "many": n extra generated rows}
   GET   /_standin/requests         what was asked, in order (the key shown as "ok", "wrong" or "none")
@@ -23,7 +25,10 @@ method, path, headers and body of every request. Tests drive it through /_standi
 
 Neutral instance: {"id", "name", "state": running|stopped|starting|gone, "gpu", "count",
 "price" (per hour, whole instance), "region", "created" (unix seconds), "started",
-"ssh_host", "ssh_port", "password"}.
+"ssh_host", "ssh_port", "password"}; Vast.ai interruptible: "bid" (per GPU-hour), "min_bid",
+"outbid": true (meant to run, stopped; a bid at or above min_bid wins it back). The script's
+"price_increases" holds Vast.ai's pending price increase rows as documented
+(pending_price_increase_id, contract_id, old/new_gpu_costpersec, old/new_disk_ram_costpersec).
 
 Neutral offer: {"id", "gpu" (the provider's GPU id/name), "count", "vram_gb", "price" (per
 GPU-hour), "region", "stock": NONE|LOW|MEDIUM|HIGH, "cloud": SECURE|COMMUNITY (RunPod),
@@ -93,7 +98,12 @@ def render(inst):
         return pod
     if p == "vast":
         actual = {"running": "running", "stopped": "stopped", "starting": "loading", "gone": "exited"}[s]
-        item = {"id": int(inst["id"]), "actual_status": actual, "intended_status": actual,
+        intended = actual
+        if inst.get("outbid"):
+            # An interruptible instance that lost its GPU to a higher bid: meant to run, stopped.
+            actual, intended = "exited", "running"
+        item = {"id": int(inst["id"]), "actual_status": actual, "intended_status": intended,
+                "is_bid": "bid" in inst, "min_bid": float(inst.get("min_bid", 0.2)),
                 "cur_state": actual, "label": inst.get("name"), "gpu_name": inst.get("gpu", "RTX 4090"),
                 "num_gpus": inst.get("count", 1), "dph_total": float(inst.get("price", 0)),
                 "storage_cost": 0.1, "ssh_host": inst.get("ssh_host", "127.0.0.1"),
@@ -453,6 +463,42 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, {"success": True, "instances_found": len(page),
                                     "total_instances": len(ordered), "next_token": nxt,
                                     "instances": [render(i) for i in page]})
+        if path == "/api/v0/instances/pending-price-increases/" and method == "GET":
+            rows = script.get("price_increases", [])
+            for row in rows:
+                check_shape("PendingPriceIncrease", row)
+            return self.reply(200, {"success": True, "count": len(rows), "truncated": False,
+                                    "pending_price_increases": rows})
+        if path in ("/api/v0/instances/accept-price-increase/",
+                    "/api/v0/instances/reject-price-increase/") and method == "PUT":
+            # Vast's model forbids any other key (extra='forbid').
+            if not isinstance(body, dict) or set(body) != {"pending_price_increase_id"} \
+                    or not isinstance(body["pending_price_increase_id"], int):
+                violations.append(f"PUT {path}: body {body} is not exactly {{pending_price_increase_id: int}}")
+                return self.reply(422, {"success": False, "error": "invalid_args", "msg": "bad body"})
+            rows = script.get("price_increases", [])
+            row = next((r for r in rows if r["pending_price_increase_id"] == body["pending_price_increase_id"]), None)
+            if row is None:
+                return self.reply(404, {"success": False, "error": "no_pending_price_increase",
+                                        "msg": "No pending price increase"})
+            rows.remove(row)
+            if "accept" in path and str(row["contract_id"]) in instances:
+                inst = instances[str(row["contract_id"])]
+                inst["price"] = round((row["new_gpu_costpersec"] + row["new_disk_ram_costpersec"]) * 3600, 6)
+            return self.reply(200, {"success": True})
+        if len(parts) == 5 and parts[:4] == ["api", "v0", "instances", "bid_price"] and method == "PUT":
+            ident = parts[4]
+            if not path.endswith("/") or not isinstance(body, dict) or set(body) != {"client_id", "price"} \
+                    or body["client_id"] != "me" or not isinstance(body["price"], (int, float)):
+                violations.append(f"PUT {path}: body {body} is not {{client_id: \"me\", price: number}}")
+                return self.reply(400, {"success": False, "error": "invalid_args", "msg": "bad body"})
+            if ident not in instances:
+                return self.reply(404, {"success": False, "error": "no_such_instance", "msg": "not found"})
+            inst = instances[ident]
+            inst["bid"] = body["price"]
+            if inst.get("outbid") and body["price"] >= float(inst.get("min_bid", 0.2)):
+                inst["outbid"] = False
+            return self.reply(200, {"success": True})
         if len(parts) == 4 and parts[:3] == ["api", "v0", "instances"] and path.endswith("/"):
             ident = parts[3]
             if method == "GET":
@@ -603,6 +649,10 @@ class Handler(BaseHTTPRequestHandler):
                 violations.append("power_on without payload \"gpu\"")
             if ident not in instances:
                 return self.reply(200, {"code": "InstanceNotFound", "msg": "实例不存在", "data": None})
+            if path.endswith("power_on") and int(script.get("no_stock", 0)) > 0:
+                script["no_stock"] = int(script["no_stock"]) - 1
+                return self.reply(200, {"code": "InternalError",
+                                        "msg": "当前算力规格暂无库存, 请修改配置或稍等再试", "data": None})
             if path.endswith("release") and instances[ident]["state"] != "stopped":
                 return self.reply(200, {"code": "InstanceNotShutdown", "msg": "请先关机再释放", "data": None})
             target = {"power_on": "running", "power_off": "stopped", "release": "gone"}[path.rsplit("/", 1)[1]]

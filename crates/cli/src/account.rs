@@ -1,4 +1,4 @@
-//! `leasehold account add|list|remove|sync|accept|power|reconcile`: provider accounts — the
+//! `leasehold account add|list|remove|sync|accept|power|bid|price-increase|reconcile`: provider accounts — the
 //! provider's own view of every instance it bills, next to the ledger.
 
 use std::path::Path;
@@ -67,6 +67,35 @@ pub enum AccountCommand {
         /// Seconds to wait for the provider to confirm.
         #[arg(long, value_name = "SECONDS", default_value_t = 180)]
         wait: u64,
+        /// (on only) Keep asking until a GPU frees up: exit 0 once on, 1 when the time or
+        /// spending limit ran out or the provider refused, 2 on bad input.
+        #[arg(long)]
+        until_gpu: bool,
+        /// How long to keep asking (e.g. 90s, 30m, 2h); default 2h.
+        #[arg(long = "for", value_name = "DURATION", requires = "until_gpu")]
+        for_at_most: Option<String>,
+        /// Seconds between tries, MIN or MIN..MAX growing by half each try; default 10..120.
+        #[arg(long, value_name = "MIN[..MAX]", requires = "until_gpu")]
+        every: Option<String>,
+        /// Try only while what it cost since the hunt began plus one hour on stays within this.
+        #[arg(long, value_name = "AMOUNT", requires = "until_gpu")]
+        max_spend: Option<rust_decimal::Decimal>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change the bid of a Vast.ai interruptible instance, per GPU-hour as Vast.ai bids; never
+    /// above the cap set with `keeper policy NAME --bid-cap`.
+    Bid {
+        name: String,
+        price_per_hour: rust_decimal::Decimal,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept or reject the host's pending price increase on a Vast.ai instance.
+    PriceIncrease {
+        name: String,
+        /// accept or reject.
+        answer: String,
         #[arg(long)]
         json: bool,
     },
@@ -241,6 +270,10 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
             name,
             action,
             wait,
+            until_gpu,
+            for_at_most,
+            every,
+            max_spend,
             json,
         } => {
             let Some(verb) = PowerVerb::parse(action.trim()) else {
@@ -248,6 +281,19 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                     "{action:?} is not a power action; use on, off or release"
                 ));
             };
+            if *until_gpu {
+                if verb != PowerVerb::On {
+                    return output::bad_input("--until-gpu goes with on only");
+                }
+                let args = crate::keeper::HuntArgs {
+                    for_at_most: for_at_most.as_deref(),
+                    every: every.as_deref(),
+                    max_spend: *max_spend,
+                    wait: *wait,
+                    json: *json,
+                };
+                return crate::keeper::hunt(db, name, &args);
+            }
             let endpoints = match endpoints() {
                 Ok(endpoints) => endpoints,
                 Err(code) => return code,
@@ -287,6 +333,23 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                     Err(err) => output::fail(&err),
                 }
             })
+        }
+        AccountCommand::Bid {
+            name,
+            price_per_hour,
+            json,
+        } => crate::keeper::bid(db, name, *price_per_hour, *json),
+        AccountCommand::PriceIncrease { name, answer, json } => {
+            let accept = match answer.trim() {
+                "accept" => true,
+                "reject" => false,
+                _ => {
+                    return output::bad_input(format!(
+                        "{answer:?} is not an answer; use accept or reject"
+                    ))
+                }
+            };
+            crate::keeper::price_increase(db, name, accept, *json)
         }
         AccountCommand::Reconcile {
             name,

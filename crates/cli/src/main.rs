@@ -27,6 +27,7 @@ mod gpus;
 mod install;
 mod instance;
 mod job;
+mod keeper;
 mod ledger;
 mod market;
 mod monitor;
@@ -177,6 +178,9 @@ enum Command {
     /// Provider accounts: every instance the provider bills, its power, and its bill.
     #[command(subcommand)]
     Account(account::AccountCommand),
+    /// The keeper: power-on hunts, clean-up deadlines, the two-stage policy.
+    #[command(subcommand)]
+    Keeper(keeper::KeeperCommand),
     /// Share the ledger with a team through PostgreSQL (connect, sync, status, disconnect).
     #[command(subcommand)]
     Team(team::TeamCommand),
@@ -247,6 +251,7 @@ fn main() -> ExitCode {
         Command::Stop(args) => stop::run(&cli.db_path(), args),
         Command::Team(command) => team::run(&cli.db_path(), command),
         Command::Account(command) => account::run(&cli.db_path(), command),
+        Command::Keeper(command) => keeper::run(&cli.db_path(), command),
         Command::Backup(command) => backup::run(&cli.db_path(), command),
         Command::ReleaseCheck(args) => release::check(&cli.db_path(), args),
         Command::Release(args) => release::release(&cli.db_path(), args),

@@ -14,6 +14,7 @@ pub mod error;
 pub mod explain;
 pub mod install;
 pub mod job;
+pub mod keeper;
 pub mod market;
 pub mod monitor;
 pub mod paths;

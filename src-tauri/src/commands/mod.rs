@@ -11,6 +11,7 @@ pub mod billing;
 pub mod catalog;
 pub mod explain;
 pub mod install;
+pub mod keeper;
 pub mod market;
 pub mod monitor;
 pub mod remind;

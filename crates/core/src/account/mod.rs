@@ -38,6 +38,7 @@ pub mod remote;
 pub mod runpod;
 pub mod sync;
 pub mod vast;
+pub mod vast_bid;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 
 use super::schedule::{self, Snooze, Tick};
 use super::triggers::{due_now, Observations};
-use super::{GpuSample, QuietHours, ReminderKind, ReminderRules};
+use super::{stakes, GpuSample, QuietHours, ReminderKind, ReminderRules, Urgency};
 use crate::billing::ledger::{self, histories};
 use crate::billing::{BillingRules, NewInstance, PowerAction};
 use crate::store::Store;
@@ -359,6 +359,35 @@ async fn a_stopped_instance_is_warned_three_days_before_the_wipe() {
         due(&store, &Observations::default(), wipe).await.is_empty(),
         "wiped already"
     );
+}
+
+#[tokio::test]
+async fn the_wipe_is_warned_at_three_days_and_again_on_the_last_day_through_quiet_hours() {
+    let store = Store::open_in_memory().await.expect("store");
+    rental(&store, "a100", None, None).await;
+    ledger::record(&store, "a100", PowerAction::Stop, at(60))
+        .await
+        .expect("stop");
+    let wipe = at(60) + Duration::days(15);
+    let none = Observations::default();
+    // 14 days before: nothing yet.
+    assert!(due(&store, &none, wipe - Duration::days(14))
+        .await
+        .is_empty());
+    // 3 days before: a warning, inside the quiet hours' rule.
+    let three = due(&store, &none, wipe - Duration::days(3)).await;
+    assert_eq!(kinds(&three), [ReminderKind::WipeDeadline]);
+    assert_eq!(three[0].params["last_day"], "false");
+    assert_eq!(three[0].stakes.urgency, Urgency::Warning);
+    assert!(!stakes::breaks_quiet_hours(&three[0]));
+    // 1 day before: its own occurrence, critical, sent even in the quiet hours.
+    let one = due(&store, &none, wipe - Duration::days(1)).await;
+    assert_eq!(kinds(&one), [ReminderKind::WipeDeadline]);
+    assert_eq!(one[0].due_at, wipe - Duration::days(1));
+    assert_ne!(one[0].occurrence, three[0].occurrence);
+    assert_eq!(one[0].params["last_day"], "true");
+    assert_eq!(one[0].stakes.urgency, Urgency::Critical);
+    assert!(stakes::breaks_quiet_hours(&one[0]));
 }
 
 fn samples(from: i64, to: i64, utilisation: &[u32]) -> Vec<GpuSample> {

@@ -422,10 +422,19 @@ impl Found<'_> {
             return;
         }
         let hours_left = (wipe_at - self.now).num_hours();
+        // A second reminder on the last day, its own occurrence so it is sent even after the
+        // first was dismissed, and critical: by morning the data may be gone.
+        let last_day_at = wipe_at - Duration::days(1);
+        let last_day = self.now >= last_day_at;
+        let (due_at, occurrence) = if last_day {
+            (last_day_at, format!("{}#last_day", wipe_at.to_rfc3339()))
+        } else {
+            (due_at, wipe_at.to_rfc3339())
+        };
         self.push(
             ReminderKind::WipeDeadline,
             due_at,
-            wipe_at.to_rfc3339(),
+            occurrence,
             format!(
                 "stopped; the provider wipes it at {} ({hours_left} h left)",
                 wipe_at.to_rfc3339()
@@ -433,7 +442,13 @@ impl Found<'_> {
             &[
                 ("wipe_at", wipe_at.to_rfc3339()),
                 ("hours", hours_left.to_string()),
+                ("last_day", last_day.to_string()),
             ],
         );
+        if last_day {
+            if let Some(pushed) = self.list.last_mut() {
+                pushed.stakes.urgency = stakes::Urgency::Critical;
+            }
+        }
     }
 }

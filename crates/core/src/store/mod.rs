@@ -22,6 +22,7 @@ pub mod gpu_minutes;
 pub mod identity;
 pub mod instance_plans;
 pub mod jobs;
+pub mod keeper;
 pub mod ledger;
 pub mod price_acks;
 pub mod probe_runs;

@@ -1,0 +1,174 @@
+//! The keeper's commands: power-on hunts, the clean-up deadline kept alive, the two-stage
+//! policy, Vast.ai bids and price increases. Each one call into `leasehold_core::keeper`.
+
+use std::time::Duration;
+
+use leasehold_core::account::{vast_bid::BidState, Backoff, Endpoints};
+use leasehold_core::keeper::{
+    self, vast::BidReport, vast::IncreaseReport, HuntDeps, HuntLimits, HuntReport, KeepAliveQuote,
+    KeepAliveReport, Kept, Policy, PolicyChange, TokioSleeper,
+};
+use leasehold_core::stop::StopWait;
+use leasehold_core::ApiError;
+use rust_decimal::Decimal;
+use tracing::instrument;
+
+use crate::state::AppState;
+
+/// Every instance the keeper looks after, with its hunt, deadline, policy and next step.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_list(state: tauri::State<'_, AppState>) -> Result<Vec<Kept>, ApiError> {
+    Ok(keeper::list(&state.store, state.clock.now()).await?)
+}
+
+/// Start (or pick up) the power-on hunt and run it in the background; the answer is where it
+/// stands now, `keeper_list` follows it.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_hunt_start(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    for_minutes: Option<u64>,
+    max_spend: Option<Decimal>,
+) -> Result<HuntReport, ApiError> {
+    let mut limits = HuntLimits::default();
+    if let Some(minutes) = for_minutes {
+        limits.for_at_most = Duration::from_secs(minutes.saturating_mul(60));
+    }
+    limits.max_spend = max_spend;
+    let endpoints = Endpoints::checked_from_env()?;
+    let row = keeper::start(&state.store, &instance, limits, state.clock.now()).await?;
+    let (store, clock) = (state.store.clone(), state.clock.clone());
+    let name = instance.clone();
+    tauri::async_runtime::spawn(async move {
+        let deps = HuntDeps {
+            endpoints: &endpoints,
+            backoff: Backoff::default(),
+            wait: StopWait::default(),
+            clock: clock.as_ref(),
+            sleeper: &TokioSleeper,
+        };
+        if let Err(err) = keeper::run(&store, &name, &deps).await {
+            tracing::warn!(%err, instance = name, "the power-on hunt failed");
+        }
+    });
+    Ok(HuntReport::from_row(&instance, &row))
+}
+
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_hunt_stop(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<(), ApiError> {
+    Ok(keeper::stop(&state.store, &instance, state.clock.now()).await?)
+}
+
+/// Set an instance's policy, or the default one (`instance` null).
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_set_policy(
+    state: tauri::State<'_, AppState>,
+    instance: Option<String>,
+    stop_after_idle_minutes: Option<u64>,
+    release_after_stopped_days: Option<u64>,
+    auto_release: bool,
+    off: bool,
+    bid_cap: Option<Decimal>,
+) -> Result<Policy, ApiError> {
+    let change = PolicyChange {
+        stop_after_idle: stop_after_idle_minutes.map(|m| Duration::from_secs(m.saturating_mul(60))),
+        release_after_stopped: release_after_stopped_days
+            .map(|d| Duration::from_secs(d.saturating_mul(86_400))),
+        auto_release,
+        off,
+        bid_cap,
+    };
+    Ok(keeper::set_policy(&state.store, instance.as_deref(), change, state.clock.now()).await?)
+}
+
+/// What keeping a stopped instance alive costs, before anything is done.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_keep_alive_quote(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<KeepAliveQuote, ApiError> {
+    Ok(keeper::quote(&state.store, &instance, state.clock.now()).await?)
+}
+
+/// Power it on and off again at no more than the accepted cost.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_keep_alive(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    accepted_cost: Decimal,
+) -> Result<KeepAliveReport, ApiError> {
+    let endpoints = Endpoints::checked_from_env()?;
+    let deps = HuntDeps {
+        endpoints: &endpoints,
+        backoff: Backoff::default(),
+        wait: StopWait::default(),
+        clock: state.clock.as_ref(),
+        sleeper: &TokioSleeper,
+    };
+    Ok(keeper::keep_alive(&state.store, &instance, accepted_cost, &deps).await?)
+}
+
+/// Whether a Vast.ai interruptible instance was outbid.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_vast_look(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<BidState, ApiError> {
+    let endpoints = Endpoints::checked_from_env()?;
+    Ok(keeper::vast::look(
+        &state.store,
+        &instance,
+        &endpoints,
+        Backoff::default(),
+        state.clock.now(),
+    )
+    .await?)
+}
+
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_bid(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    price: Decimal,
+) -> Result<BidReport, ApiError> {
+    let endpoints = Endpoints::checked_from_env()?;
+    Ok(keeper::vast::bid(
+        &state.store,
+        &instance,
+        price,
+        &endpoints,
+        Backoff::default(),
+        state.clock.now(),
+    )
+    .await?)
+}
+
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_price_increase(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    accept: bool,
+) -> Result<IncreaseReport, ApiError> {
+    let endpoints = Endpoints::checked_from_env()?;
+    Ok(keeper::vast::answer_increase(
+        &state.store,
+        &instance,
+        accept,
+        &endpoints,
+        Backoff::default(),
+        state.clock.now(),
+    )
+    .await?)
+}
