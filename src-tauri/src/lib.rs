@@ -3,6 +3,7 @@
 mod accounts_watch;
 mod commands;
 mod jobs_watch;
+mod keeper_watch;
 mod logging;
 mod market_watch;
 mod reminders;
@@ -132,6 +133,7 @@ app_commands![
     keeper::keeper_vast_look,
     keeper::keeper_bid,
     keeper::keeper_price_increase,
+    keeper::keeper_price_increase_look,
     stop::stop_record_by_hand,
     stop::stop_check_again,
     billing::price_check,

@@ -29,6 +29,8 @@ pub struct AppState {
     pub monitor_languages: StreamLanguages,
     /// Backups, followed installs, stops and releases running now: an update waits for them.
     pub running_work: Arc<RunningWork>,
+    /// The power-on hunts whose loop runs in this app (`keeper_watch`).
+    pub hunts: crate::keeper_watch::HuntRunners,
 }
 
 impl AppState {
@@ -51,6 +53,7 @@ impl AppState {
             clock: Arc::new(SystemClock),
             monitor_languages: StreamLanguages::default(),
             running_work: Arc::default(),
+            hunts: crate::keeper_watch::HuntRunners::default(),
         }
     }
 
@@ -129,6 +132,7 @@ impl Startup {
             crate::jobs_watch::start(app.clone());
             crate::accounts_watch::start(app.clone());
             crate::market_watch::start(app.clone());
+            crate::keeper_watch::start(app.clone());
         });
         let mut status = self.lock();
         status.failure = None;

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use leasehold_core::account::{vast_bid::BidState, Backoff, Endpoints};
+use leasehold_core::account::vast_bid::PriceIncrease;
 use leasehold_core::keeper::{
     self, vast::BidReport, vast::IncreaseReport, HuntDeps, HuntLimits, HuntReport, KeepAliveQuote,
     KeepAliveReport, Kept, Policy, PolicyChange, TokioSleeper,
@@ -39,20 +40,13 @@ pub async fn keeper_hunt_start(
     limits.max_spend = max_spend;
     let endpoints = Endpoints::checked_from_env()?;
     let row = keeper::start(&state.store, &instance, limits, state.clock.now()).await?;
-    let (store, clock) = (state.store.clone(), state.clock.clone());
-    let name = instance.clone();
-    tauri::async_runtime::spawn(async move {
-        let deps = HuntDeps {
-            endpoints: &endpoints,
-            backoff: Backoff::default(),
-            wait: StopWait::default(),
-            clock: clock.as_ref(),
-            sleeper: &TokioSleeper,
-        };
-        if let Err(err) = keeper::run(&store, &name, &deps).await {
-            tracing::warn!(%err, instance = name, "the power-on hunt failed");
-        }
-    });
+    // One loop per instance: starting a hunt that runs already only answers where it stands.
+    state.hunts.spawn(
+        state.store.clone(),
+        state.clock.clone(),
+        endpoints,
+        instance.clone(),
+    );
     Ok(HuntReport::from_row(&instance, &row))
 }
 
@@ -166,6 +160,24 @@ pub async fn keeper_price_increase(
         &state.store,
         &instance,
         accept,
+        &endpoints,
+        Backoff::default(),
+        state.clock.now(),
+    )
+    .await?)
+}
+
+/// The host's pending price increase on a Vast.ai rental, if any; nothing is answered.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_price_increase_look(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<Option<PriceIncrease>, ApiError> {
+    let endpoints = Endpoints::checked_from_env()?;
+    Ok(keeper::vast::pending_increase(
+        &state.store,
+        &instance,
         &endpoints,
         Backoff::default(),
         state.clock.now(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatClock, formatClockTime, formatList, formatMoney, formatMoneyTicks } from './format'
+import { daysLeft, formatClock, formatClockTime, formatList, formatMoney, formatMoneyTicks } from './format'
 
 describe('formatClock', () => {
   it('shows hours, minutes and seconds of a running instance', () => {
@@ -61,5 +61,17 @@ describe('formatClockTime', () => {
     const at = new Date(2026, 11, 3, 22, 35, 59)
     expect(formatClockTime(at, 'zh-CN')).toBe('22:35')
     expect(formatClockTime(at, 'en')).toBe('22:35')
+  })
+})
+
+describe('daysLeft', () => {
+  it('counts whole days, rounded down', () => {
+    expect(daysLeft('2026-12-20T06:00:00Z', Date.parse('2026-12-05T06:00:00Z'))).toBe(15)
+    expect(daysLeft('2026-12-08T05:59:00Z', Date.parse('2026-12-05T06:00:00Z'))).toBe(2)
+    expect(daysLeft('2026-12-06T05:00:00Z', Date.parse('2026-12-05T06:00:00Z'))).toBe(0)
+  })
+  it('is 0 once the deadline passed or cannot be read', () => {
+    expect(daysLeft('2026-12-01T00:00:00Z', Date.parse('2026-12-05T06:00:00Z'))).toBe(0)
+    expect(daysLeft('not a time', Date.parse('2026-12-05T06:00:00Z'))).toBe(0)
   })
 })

@@ -138,3 +138,12 @@ export function codeSpans(text: string): { code: boolean; text: string }[] {
     .map((part, i) => ({ code: i % 2 === 1, text: part }))
     .filter((part) => part.text !== '')
 }
+
+const DAY_MS = 86_400_000
+
+/** Whole days left before `wipeAt` (a provider's clean-up), rounded down; 0 on the last day and after it. */
+export function daysLeft(wipeAt: string, now: number): number {
+  const left = Date.parse(wipeAt) - now
+  if (!Number.isFinite(left) || left <= 0) return 0
+  return Math.floor(left / DAY_MS)
+}

@@ -1,7 +1,7 @@
 //! Vast.ai interruptible rentals and hosts' price rises, through the instance's linked account:
 //! whether it was outbid ([`look`]), raising the bid up to the cap the user set in the
-//! instance's policy ([`bid`]), and a pending price increase accepted or rejected
-//! ([`answer_increase`]). The calls are `account::vast_bid`'s.
+//! instance's policy ([`bid`]), and a pending price increase seen ([`pending_increase`]) and
+//! accepted or rejected ([`answer_increase`]). The calls are `account::vast_bid`'s.
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -107,6 +107,21 @@ pub struct IncreaseReport {
     pub instance: String,
     pub accepted: bool,
     pub increase: PriceIncrease,
+}
+
+/// The host's pending price increase on `name`, if there is one (nothing is answered).
+pub async fn pending_increase(
+    store: &Store,
+    name: &str,
+    endpoints: &Endpoints,
+    backoff: Backoff,
+    now: DateTime<Utc>,
+) -> Result<Option<PriceIncrease>, KeeperError> {
+    let (api, remote_id) = vast_api(store, name, endpoints, backoff, now).await?;
+    Ok(vast_bid::pending_increases(&api)
+        .await?
+        .into_iter()
+        .find(|i| i.instance_id == remote_id))
 }
 
 /// Accept or reject the host's pending price increase on `name`.

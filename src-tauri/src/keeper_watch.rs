@@ -1,0 +1,162 @@
+//! The keeper in the background: hunts left `hunting` when the app last closed are picked up
+//! at start ([`start`]), one loop per instance at most ([`HuntRunners`], shared with
+//! `keeper_hunt_start`), and every [`EVERY`] a hunt's success is told once (core
+//! `keeper::notices::take`, which marks it told): a desktop notice and the saved webhooks.
+//! Each step is one call into core.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use leasehold_core::account::{Backoff, Endpoints};
+use leasehold_core::keeper::{self, notices::HuntNotice, HuntDeps, TokioSleeper};
+use leasehold_core::stop::StopWait;
+use leasehold_core::store::Store;
+use leasehold_core::webhook::{self, saved, WebhookMessage};
+use tauri::Manager;
+
+use crate::state::AppState;
+
+pub const EVERY: Duration = Duration::from_secs(10);
+
+/// The instances whose hunt loop runs in this app, so a second start never runs a second loop.
+#[derive(Clone, Default)]
+pub struct HuntRunners(Arc<Mutex<HashSet<String>>>);
+
+impl HuntRunners {
+    /// Run `name`'s hunt (already started in core) in the background, unless it runs already.
+    pub fn spawn(
+        &self,
+        store: Store,
+        clock: Arc<dyn leasehold_core::Clock>,
+        endpoints: Endpoints,
+        name: String,
+    ) {
+        {
+            let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if !running.insert(name.clone()) {
+                return;
+            }
+        }
+        let runners = self.clone();
+        tauri::async_runtime::spawn(async move {
+            let deps = HuntDeps {
+                endpoints: &endpoints,
+                backoff: Backoff::default(),
+                wait: StopWait::default(),
+                clock: clock.as_ref(),
+                sleeper: &TokioSleeper,
+            };
+            if let Err(err) = keeper::run(&store, &name, &deps).await {
+                tracing::warn!(%err, instance = name, "the power-on hunt failed");
+            }
+            runners
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&name);
+        });
+    }
+}
+
+/// Pick up the hunts under way, then tell each success once, every [`EVERY`].
+pub fn start(app: tauri::AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        let mut resumed = false;
+        let mut ticker = tokio::time::interval(EVERY);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            let Some(state) = app.try_state::<AppState>() else {
+                continue;
+            };
+            if !resumed {
+                resumed = resume(&state).await;
+            }
+            match keeper::notices::take(&state.store, state.now()).await {
+                Ok(told) => {
+                    for notice in told {
+                        notify_desktop(&app, &notice);
+                        send_webhooks(state.store.clone(), notice, state.now());
+                    }
+                }
+                Err(err) => tracing::warn!(%err, "the keeper's notices could not be read"),
+            }
+        }
+    });
+}
+
+/// Run again every hunt the database says is under way; `false` to try again next tick.
+async fn resume(state: &AppState) -> bool {
+    let Ok(endpoints) = Endpoints::checked_from_env() else {
+        return true;
+    };
+    let kept = match keeper::list(&state.store, state.now()).await {
+        Ok(kept) => kept,
+        Err(err) => {
+            tracing::warn!(%err, "the keeper's hunts could not be read");
+            return false;
+        }
+    };
+    for row in kept {
+        if row.hunt.as_ref().is_some_and(|h| h.state == "hunting") {
+            tracing::info!(instance = row.instance, "picking up the power-on hunt");
+            state.hunts.spawn(
+                state.store.clone(),
+                state.clock.clone(),
+                endpoints.clone(),
+                row.instance,
+            );
+        }
+    }
+    true
+}
+
+fn notify_desktop(app: &tauri::AppHandle, notice: &HuntNotice) {
+    use tauri_plugin_notification::NotificationExt;
+    let shown = app
+        .notification()
+        .builder()
+        .title(format!("Leasehold · {}", notice.instance))
+        .body(&notice.text)
+        .show();
+    if let Err(err) = shown {
+        tracing::debug!(%err, "no desktop notification service");
+    }
+}
+
+fn send_webhooks(store: Store, notice: HuntNotice, now: chrono::DateTime<chrono::Utc>) {
+    tauri::async_runtime::spawn(async move {
+        let client = match webhook::client() {
+            Ok(client) => client,
+            Err(err) => {
+                tracing::warn!(%err, "no HTTP client for webhooks");
+                return;
+            }
+        };
+        let mut fields = serde_json::Map::new();
+        fields.insert("instance".into(), notice.instance.clone().into());
+        fields.insert("kind".into(), "gpu_powered_on".into());
+        fields.insert("since".into(), notice.since.to_rfc3339().into());
+        fields.insert(
+            "price_per_hour".into(),
+            notice.price_per_hour.to_string().into(),
+        );
+        fields.insert("currency".into(), notice.currency.clone().into());
+        let message = WebhookMessage {
+            title: format!("Leasehold · {}", notice.instance),
+            text: notice.text.clone(),
+            fields,
+        };
+        match saved::send_to_all(&client, &store, &message, now).await {
+            Ok(results) => {
+                for (hook, outcome) in results {
+                    if let Err(err) = outcome {
+                        tracing::warn!(id = hook.id, kind = hook.kind.as_str(), %err, "webhook not delivered");
+                    }
+                }
+            }
+            Err(err) => tracing::warn!(%err, "could not read the saved webhooks"),
+        }
+    });
+}
