@@ -48,6 +48,10 @@ describe('message keys used by the UI', () => {
       'instance.action_': ['start', 'stop', 'no_gpu', 'release'],
       'rental_steps.': ['rental', 'rules', 'extras', 'plan', 'review'],
       'rental_form.starts_': ['created', 'running'],
+      // Core's keeper: `Action` (Kept.next) and `GaveUp` (a hunt's end).
+      'keeper.next.': ['nothing', 'hunt', 'stop', 'remind_release', 'release', 'offer_keep_alive'],
+      'keeper.next_unscheduled.': ['stop', 'remind_release', 'release', 'offer_keep_alive'],
+      'keeper.hunt.gave_up.': ['time', 'spend', 'refused'],
       'rental_form.granularity_': ['second', 'minute', 'hour'],
       'rental_form.stopped_kind_': ['none', 'storage', 'rate'],
       'rent_buy.cheaper_': ['rent', 'buy'],
