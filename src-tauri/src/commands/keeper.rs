@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use leasehold_core::account::{vast_bid::BidState, Backoff, Endpoints};
 use leasehold_core::account::vast_bid::PriceIncrease;
+use leasehold_core::account::{vast_bid::BidState, Backoff, Endpoints};
 use leasehold_core::keeper::{
     self, vast::BidReport, vast::IncreaseReport, HuntDeps, HuntLimits, HuntReport, KeepAliveQuote,
     KeepAliveReport, Kept, Policy, PolicyChange, TokioSleeper,
