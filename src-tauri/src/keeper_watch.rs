@@ -15,6 +15,7 @@ use leasehold_core::store::Store;
 use leasehold_core::webhook::{self, saved, WebhookMessage};
 use tauri::Manager;
 
+use crate::reminders::ReminderBoard;
 use crate::state::AppState;
 
 pub const EVERY: Duration = Duration::from_secs(10);
@@ -112,13 +113,38 @@ async fn resume(state: &AppState) -> bool {
     true
 }
 
+/// The notice in the UI's language (`TrayLabels.keeper_on`), at this computer's local time.
 fn notify_desktop(app: &tauri::AppHandle, notice: &HuntNotice) {
     use tauri_plugin_notification::NotificationExt;
+    let labels = app
+        .try_state::<ReminderBoard>()
+        .map(|board| board.labels())
+        .unwrap_or_default();
+    let rate = labels
+        .per_hour
+        .replace("{rate}", &notice.price_per_hour.normalize().to_string())
+        .replace("{currency}", &notice.currency);
+    let gpu = if notice.gpu_model.is_empty() {
+        &notice.instance
+    } else {
+        &notice.gpu_model
+    };
+    let since = notice
+        .since
+        .with_timezone(&chrono::Local)
+        .format("%H:%M")
+        .to_string();
     let shown = app
         .notification()
         .builder()
         .title(format!("Leasehold · {}", notice.instance))
-        .body(&notice.text)
+        .body(
+            labels
+                .keeper_on
+                .replace("{gpu}", gpu)
+                .replace("{rate}", &rate)
+                .replace("{since}", &since),
+        )
         .show();
     if let Err(err) = shown {
         tracing::debug!(%err, "no desktop notification service");

@@ -64,10 +64,18 @@ pub struct TrayLabels {
     pub job_lost: String,
     /// "New instance on your {provider} account: {name}" pattern (see `accounts_watch`).
     pub account_new_instance: String,
+    /// "Your {gpu} is on — billing {rate} since {since}" pattern: a power-on hunt's success
+    /// (see `keeper_watch`); `{rate}` is filled with the `per_hour` pattern.
+    #[serde(default = "default_keeper_on")]
+    pub keeper_on: String,
 }
 
 fn default_may_cost() -> String {
     "may cost {rate} {currency}/h".into()
+}
+
+fn default_keeper_on() -> String {
+    "Your {gpu} is on — billing {rate} since {since}".into()
 }
 
 impl Default for TrayLabels {
@@ -86,6 +94,7 @@ impl Default for TrayLabels {
                 "{job} on {instance} is lost: the instance restarted or its job folder is gone"
                     .into(),
             account_new_instance: "New instance on your {provider} account: {name}".into(),
+            keeper_on: default_keeper_on(),
         }
     }
 }
