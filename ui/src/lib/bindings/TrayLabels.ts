@@ -41,4 +41,9 @@ job_lost: string,
 /**
  * "New instance on your {provider} account: {name}" pattern (see `accounts_watch`).
  */
-account_new_instance: string, };
+account_new_instance: string, 
+/**
+ * "Your {gpu} is on — billing {rate} since {since}" pattern: a power-on hunt's success
+ * (see `keeper_watch`); `{rate}` is filled with the `per_hour` pattern.
+ */
+keeper_on: string, };

@@ -104,6 +104,7 @@ export const COMMANDS = [
   'keeper_vast_look',
   'keeper_bid',
   'keeper_price_increase',
+  'keeper_price_increase_look',
   'stop_record_by_hand',
   'stop_check_again',
   'price_check',
