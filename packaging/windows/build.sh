@@ -16,7 +16,9 @@ done
 mkdir -p "$OUT"
 
 installer="$OUT/Leasehold_${VERSION}_x64-setup.exe"
+# WIN_WEBVIEW2_BOOTSTRAPPER_URL: the tests' stand-in for Microsoft's bootstrapper, on loopback.
 makensis -V2 -INPUTCHARSET UTF8 ${WIN_INSTALLER_FAST:+-DFAST} \
+  ${WIN_WEBVIEW2_BOOTSTRAPPER_URL:+"-DWEBVIEW2_BOOTSTRAPPER_URL=$WIN_WEBVIEW2_BOOTSTRAPPER_URL"} \
   -DVERSION="$VERSION" -DBIN_DIR="$PWD/$BIN_DIR" -DICON="$PWD/icons/icon.ico" \
   -DOUT_FILE="$PWD/$installer" packaging/windows/leasehold.nsi
 

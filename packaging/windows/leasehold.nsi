@@ -4,11 +4,20 @@
 ;
 ; Per user, no administrator: the files go to %LOCALAPPDATA%\Programs\Leasehold, the shortcut to
 ; the user's Start menu, the uninstall entry to HKCU. The app needs the WebView2 Runtime, which
-; Windows 10 (since 2021 updates) and 11 ship; when it is missing the installer says where to get
-; it and installs anyway (the bootstrapper cannot be bundled from here).
+; Windows 10 (since 2021 updates) and 11 ship; when it is missing the installer downloads
+; Microsoft's bootstrapper and runs it with `/silent /install`, and says so clearly when that
+; fails (offline): Leasehold is installed anyway.
 ;
-; makensis -DVERSION=0.1.0 -DBIN_DIR=… -DICON=… -DOUT_FILE=… [-DFAST] leasehold.nsi
-; (-DFAST: zlib instead of solid LZMA, for the test build's speed.)
+; The self-update (tauri-plugin-updater) runs this installer as
+;   setup.exe /P /UPDATE /R /ARGS …
+; /P passive (progress only, no questions), /S silent, /UPDATE update mode (no Start-menu
+; shortcut recreated, the WebView2 step skipped, the data folder untouched as always), /R start
+; Leasehold again when done, /ARGS the arguments to start it with.
+;
+; makensis -DVERSION=0.1.0 -DBIN_DIR=… -DICON=… -DOUT_FILE=… [-DFAST]
+;          [-DWEBVIEW2_BOOTSTRAPPER_URL=http://127.0.0.1:…/setup.exe] leasehold.nsi
+; (-DFAST: zlib instead of solid LZMA, for the test build's speed; the bootstrapper URL is
+; replaced only by tests, with a stand-in served on loopback.)
 
 ; A 64-bit installer for a 64-bit app (it also runs under Debian's 64-bit-only Wine in the tests).
 Target amd64-unicode
@@ -22,6 +31,7 @@ RequestExecutionLevel user
 
 !include "MUI2.nsh"
 !include "LogicLib.nsh"
+!include "FileFunc.nsh"
 
 !define PRODUCT "Leasehold"
 !define PUBLISHER "Leasehold"
@@ -29,6 +39,15 @@ RequestExecutionLevel user
 ; The WebView2 Runtime's client id; `pv` is its version once installed (per machine or per user).
 !define WEBVIEW2_KEY "SOFTWARE\Microsoft\EdgeUpdate\Clients\{F3017226-FE2A-4295-8BDF-00C3A9A7E4C5}"
 !define WEBVIEW2_URL "https://developer.microsoft.com/microsoft-edge/webview2/"
+!ifndef WEBVIEW2_BOOTSTRAPPER_URL
+  ; Microsoft's Evergreen bootstrapper (what Tauri's own installer downloads).
+  !define WEBVIEW2_BOOTSTRAPPER_URL "https://go.microsoft.com/fwlink/p/?LinkId=2124703"
+!endif
+
+Var Passive
+Var UpdateMode
+Var Relaunch
+Var RelaunchArgs
 
 Name "${PRODUCT}"
 OutFile "${OUT_FILE}"
@@ -48,8 +67,11 @@ VIAddVersionKey /LANG=1033 "LegalCopyright" "MIT OR Apache-2.0"
 !define MUI_ABORTWARNING
 !define MUI_FINISHPAGE_RUN "$INSTDIR\leasehold-app.exe"
 
+; A passive install (the updater's /P) shows only the progress page.
+!define MUI_PAGE_CUSTOMFUNCTION_PRE SkipWhenPassive
 !insertmacro MUI_PAGE_DIRECTORY
 !insertmacro MUI_PAGE_INSTFILES
+!define MUI_PAGE_CUSTOMFUNCTION_PRE SkipWhenPassive
 !insertmacro MUI_PAGE_FINISH
 !insertmacro MUI_UNPAGE_CONFIRM
 !insertmacro MUI_UNPAGE_INSTFILES
@@ -57,8 +79,12 @@ VIAddVersionKey /LANG=1033 "LegalCopyright" "MIT OR Apache-2.0"
 !insertmacro MUI_LANGUAGE "SimpChinese"
 !insertmacro MUI_LANGUAGE "English"
 
-LangString WebView2Missing ${LANG_ENGLISH} "Leasehold shows its window with Microsoft Edge WebView2, which is not installed on this computer. Windows 10 and 11 normally include it. Leasehold will be installed now; before opening it, install the WebView2 Runtime from ${WEBVIEW2_URL}"
-LangString WebView2Missing ${LANG_SIMPCHINESE} "算力租用管家的窗口由 Microsoft Edge WebView2 显示，这台电脑上还没有安装它（Windows 10 和 11 一般自带）。现在会继续安装；打开程序之前，请先从 ${WEBVIEW2_URL} 安装 WebView2 运行时。"
+LangString WebView2Installing ${LANG_ENGLISH} "Installing Microsoft Edge WebView2, which Leasehold shows its window with…"
+LangString WebView2Installing ${LANG_SIMPCHINESE} "正在安装 Microsoft Edge WebView2（算力租用管家用它显示窗口）…"
+LangString WebView2DownloadFailed ${LANG_ENGLISH} "Leasehold needs Microsoft Edge WebView2, which is not installed, and it could not be downloaded (is this computer offline?). Leasehold will be installed now; before opening it, connect to the internet and run this installer again, or install the WebView2 Runtime from ${WEBVIEW2_URL}"
+LangString WebView2DownloadFailed ${LANG_SIMPCHINESE} "算力租用管家需要 Microsoft Edge WebView2，这台电脑上没有安装，而且无法下载（是否没有联网？）。现在会继续安装；打开程序之前，请联网后重新运行本安装程序，或从 ${WEBVIEW2_URL} 安装 WebView2 运行时。"
+LangString WebView2SetupFailed ${LANG_ENGLISH} "Microsoft Edge WebView2 could not be installed (its installer ended with code $1). Leasehold will be installed now; before opening it, install the WebView2 Runtime from ${WEBVIEW2_URL}"
+LangString WebView2SetupFailed ${LANG_SIMPCHINESE} "Microsoft Edge WebView2 安装失败（安装程序返回代码 $1）。现在会继续安装；打开程序之前，请从 ${WEBVIEW2_URL} 安装 WebView2 运行时。"
 LangString AppRunning ${LANG_ENGLISH} "Leasehold is running. Quit it (tray icon → Quit) and click Retry."
 LangString AppRunning ${LANG_SIMPCHINESE} "算力租用管家正在运行。请先退出（托盘图标 → 退出），再点“重试”。"
 
@@ -74,15 +100,77 @@ Function WebView2Present
   ${EndIf}
 FunctionEnd
 
+Function .onInit
+  ${GetParameters} $R0
+  ClearErrors
+  ${GetOptions} $R0 "/P" $R1
+  ${IfNot} ${Errors}
+    StrCpy $Passive 1
+    SetAutoClose true
+  ${EndIf}
+  ClearErrors
+  ${GetOptions} $R0 "/UPDATE" $R1
+  ${IfNot} ${Errors}
+    StrCpy $UpdateMode 1
+  ${EndIf}
+  ClearErrors
+  ${GetOptions} $R0 "/R" $R1
+  ${IfNot} ${Errors}
+    StrCpy $Relaunch 1
+  ${EndIf}
+  ClearErrors
+  ${GetOptions} $R0 "/ARGS" $RelaunchArgs
+  ${If} ${Silent}
+    StrCpy $Passive 1
+  ${EndIf}
+FunctionEnd
+
+Function SkipWhenPassive
+  ${If} $Passive == 1
+    Abort
+  ${EndIf}
+FunctionEnd
+
+; Downloads Microsoft's bootstrapper and runs it silently. Windows' own downloader (urlmon, the
+; system's proxy and TLS; Wine has it too, which the installer test relies on); PowerShell's
+; Invoke-WebRequest when that fails. NSISdl cannot reach even loopback under Wine.
+Function InstallWebView2
+  DetailPrint "$(WebView2Installing)"
+  StrCpy $2 "$TEMP\MicrosoftEdgeWebview2Setup.exe"
+  Delete "$2"
+  System::Call 'urlmon::URLDownloadToFileW(p 0, w "${WEBVIEW2_BOOTSTRAPPER_URL}", w "$2", i 0, p 0) i .r0'
+  ${If} $0 != 0
+    nsExec::ExecToLog `powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -Command "[Net.ServicePointManager]::SecurityProtocol = [Net.SecurityProtocolType]::Tls12; Invoke-WebRequest -UseBasicParsing -TimeoutSec 60 -Uri '${WEBVIEW2_BOOTSTRAPPER_URL}' -OutFile '$2'"`
+    Pop $0
+  ${EndIf}
+  ${IfNot} ${FileExists} "$2"
+    MessageBox MB_OK|MB_ICONEXCLAMATION "$(WebView2DownloadFailed)" /SD IDOK
+    Return
+  ${EndIf}
+  ExecWait '"$2" /silent /install' $1
+  Delete "$2"
+  ${If} $1 != 0
+    MessageBox MB_OK|MB_ICONEXCLAMATION "$(WebView2SetupFailed)" /SD IDOK
+  ${EndIf}
+FunctionEnd
+
 Section "Leasehold" SecMain
   SectionIn RO
   SetShellVarContext current
   SetOutPath "$INSTDIR"
+  ; The updater quits the app as it starts this installer: give the old process a few seconds
+  ; to let go of its file before asking.
+  StrCpy $3 0
 retry:
   ClearErrors
   File "${BIN_DIR}\leasehold-app.exe"
   ${If} ${Errors}
-    MessageBox MB_RETRYCANCEL|MB_ICONEXCLAMATION "$(AppRunning)" IDRETRY retry
+    ${If} $3 < 20
+      IntOp $3 $3 + 1
+      Sleep 500
+      Goto retry
+    ${EndIf}
+    MessageBox MB_RETRYCANCEL|MB_ICONEXCLAMATION "$(AppRunning)" /SD IDCANCEL IDRETRY retry
     Abort
   ${EndIf}
   File "${BIN_DIR}\leasehold.exe"
@@ -90,7 +178,10 @@ retry:
   File "${BIN_DIR}\WebView2Loader.dll"
   File "/oname=leasehold.ico" "${ICON}"
 
-  CreateShortCut "$SMPROGRAMS\${PRODUCT}.lnk" "$INSTDIR\leasehold-app.exe" "" "$INSTDIR\leasehold.ico" 0
+  ; An update keeps the shortcut the user has (or removed).
+  ${If} $UpdateMode != 1
+    CreateShortCut "$SMPROGRAMS\${PRODUCT}.lnk" "$INSTDIR\leasehold-app.exe" "" "$INSTDIR\leasehold.ico" 0
+  ${EndIf}
 
   WriteUninstaller "$INSTDIR\uninstall.exe"
   WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayName" "${PRODUCT} · 算力租用管家"
@@ -103,9 +194,16 @@ retry:
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoModify" 1
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoRepair" 1
 
-  Call WebView2Present
-  ${If} $0 == ""
-    MessageBox MB_OK|MB_ICONINFORMATION "$(WebView2Missing)" /SD IDOK
+  ; The app an update replaces already ran, so the runtime is there: no download in update mode.
+  ${If} $UpdateMode != 1
+    Call WebView2Present
+    ${If} $0 == ""
+      Call InstallWebView2
+    ${EndIf}
+  ${EndIf}
+
+  ${If} $Relaunch == 1
+    Exec '"$INSTDIR\leasehold-app.exe" $RelaunchArgs'
   ${EndIf}
 SectionEnd
 

@@ -149,10 +149,16 @@ describe('connect, verify, terminal', () => {
         timeoutMs: 30_000,
         what: 'the shell to open',
       })
+      // Type once the remote shell has drawn its prompt, as a person would: on a loaded machine
+      // the channel opens well before bash has read its profile.
+      await waitFor(async () => /[$#]\s*$/.test((await s.text('.xterm-rows')).trimEnd() + ' '), {
+        timeoutMs: 30_000,
+        what: 'the remote shell to draw its prompt',
+      })
       const input = await s.find('.xterm-helper-textarea')
       await input.sendKeys('echo leasehold-$((6*7))\n')
       await waitFor(async () => (await s.text('.xterm-rows')).includes('leasehold-42'), {
-        timeoutMs: 20_000,
+        timeoutMs: 30_000,
         what: 'the echo to come back from the remote shell',
       })
       // Forward the machine's own sshd port: the local port must answer with its SSH banner.

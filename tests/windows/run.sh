@@ -56,9 +56,23 @@ fi
 
 # The installer, silently (/S) as a user would with a double-click: files, Start-menu entry and
 # uninstall entry there; the installed CLI runs; the uninstaller removes all three again.
-WIN_INSTALLER_FAST=1 bash packaging/windows/build.sh >/dev/null
+# WebView2: the test installer downloads a stand-in bootstrapper from loopback (built into it
+# with WIN_WEBVIEW2_BOOTSTRAPPER_URL) and must run it with /silent /install when the runtime is
+# missing, and not when it is there.
+standin_dir=$(mktemp -d)
+x86_64-w64-mingw32-gcc -O2 -o "$standin_dir/MicrosoftEdgeWebview2Setup.exe" \
+  tests/windows/webview2-standin.c -ladvapi32
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$standin_dir" >/dev/null 2>&1 &
+standin_server=$!
+WIN_INSTALLER_FAST=1 WIN_WEBVIEW2_BOOTSTRAPPER_URL="http://127.0.0.1:$port/MicrosoftEdgeWebview2Setup.exe" \
+  bash packaging/windows/build.sh >/dev/null
 setup=$(ls target/windows-dist/Leasehold_*_x64-setup.exe)
 unix_of() { "$WINE" winepath -u "$1" 2>/dev/null | tr -d '\r'; }
+webview2_key='HKCU\Software\Microsoft\EdgeUpdate\Clients\{F3017226-FE2A-4295-8BDF-00C3A9A7E4C5}'
+"$WINE" reg delete "$webview2_key" /f >/dev/null 2>&1 || true
+standin_ran="$(unix_of "$("$WINE" cmd /c echo %TEMP% | tr -d '\r')")/webview2-standin.txt"
+rm -f "$standin_ran"
 localappdata=$("$WINE" cmd /c echo %LOCALAPPDATA% | tr -d '\r')
 appdata=$("$WINE" cmd /c echo %APPDATA% | tr -d '\r')
 instdir="$localappdata\\Programs\\Leasehold"
@@ -74,6 +88,28 @@ done
   || { echo "installer: no uninstall entry under $uninstall_key"; exit 1; }
 [[ $("$WINE" "$instdir\\leasehold.exe" paths --json) == *'"data"'* ]] \
   || { echo "installer: the installed leasehold.exe does not run"; exit 1; }
+[[ -f "$standin_ran" && $(cat "$standin_ran") == *"/silent /install"* ]] \
+  || { echo "installer: WebView2 missing, but its bootstrapper was not run with /silent /install"; exit 1; }
+# The runtime is there now (the stand-in registered it): a second install leaves it alone.
+rm -f "$standin_ran"
+"$WINE" "$setup" /S
+settle
+[ ! -e "$standin_ran" ] || { echo "installer: ran the WebView2 bootstrapper with the runtime present"; exit 1; }
+# Update mode, as the self-update runs it (/UPDATE; its /P and /R need a desktop): the shortcut
+# the user removed stays removed, no WebView2 step even with the runtime "missing", data kept.
+"$WINE" reg delete "$webview2_key" /f >/dev/null 2>&1 || true
+rm -f "$shortcut"
+data="$(unix_of "$appdata")/Leasehold"
+mkdir -p "$data" && echo kept >"$data/update-marker"
+"$WINE" "$setup" /S /UPDATE
+settle
+[ -f "$(unix_of "$instdir")/leasehold-app.exe" ] || { echo "update: the app is missing"; exit 1; }
+[ ! -e "$shortcut" ] || { echo "update: recreated the Start-menu entry"; exit 1; }
+[ ! -e "$standin_ran" ] || { echo "update: ran the WebView2 bootstrapper"; exit 1; }
+[ "$(cat "$data/update-marker")" = kept ] || { echo "update: the data folder was not kept"; exit 1; }
+rm -f "$data/update-marker"
+kill "$standin_server" 2>/dev/null || true
+rm -rf "$standin_dir"
 "$WINE" "$instdir\\uninstall.exe" /S
 settle
 sleep 2
@@ -82,7 +118,7 @@ sleep 2
 if "$WINE" reg query "$uninstall_key" >/dev/null 2>&1; then
   echo "uninstaller: the uninstall entry is left"; exit 1
 fi
-echo "installer: installs per user, Start-menu entry, uninstall entry, uninstalls cleanly"
+echo "installer: installs per user, Start-menu entry, uninstall entry, WebView2 bootstrapper when missing, update mode, uninstalls cleanly"
 
 # One wineserver for the whole run: each leasehold.exe would otherwise start its own and Wine's
 # services with it, about 3 s each instead of 0.2 s. The services are started here, with

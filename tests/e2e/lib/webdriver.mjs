@@ -82,6 +82,9 @@ export class Session {
 
   async click(css) {
     const element = await this.waitFor(css)
+    // A person scrolls the button to the middle of the window first: WebKit's own scroll puts it
+    // at the top edge, under the instance page's sticky header, and then refuses the click.
+    await this.execute(`arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' })`, [element.ref()])
     await element.click()
     return element
   }
