@@ -3,37 +3,18 @@
 // in Rentals marked as new, stop it from the instance page through the provider's API, see the
 // stop in the timeline and the reconcile card. Screenshots in English and Chinese.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
+import { startStandin } from './lib/provider-standin.mjs'
 import { launchApp, screenshot } from './lib/app.mjs'
 import { keychainHas, startSecretService } from './lib/secret-service.mjs'
 import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
 import { waitFor } from './lib/webdriver.mjs'
 
-const HERE = path.dirname(fileURLToPath(import.meta.url))
 const KEY = 'rp-e2e-key-4711'
 
-async function startStandin() {
-  const child = spawn('python3', [path.join(HERE, '..', 'provider-standin', 'standin.py'), 'runpod', KEY], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const port = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve))
-  const base = `http://127.0.0.1:${port.trim()}`
-  const control = async (method, route, body) => {
-    const answer = await fetch(`${base}/_standin/${route}`, {
-      method,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    return answer.json()
-  }
-  return { base, control, stop: () => child.kill() }
-}
 
 describe('provider accounts', () => {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-accounts-'))
@@ -43,7 +24,7 @@ describe('provider accounts', () => {
   let secrets
 
   before(async () => {
-    standin = await startStandin()
+    standin = await startStandin('runpod', KEY)
     const now = Math.floor(Date.now() / 1000)
     await standin.control('POST', 'instances', [
       { id: 'pod7x', name: 'forgotten-4090', state: 'running', price: '0.69', created: now - 7200, started: now - 7200, ssh_port: 2299 },

@@ -3,19 +3,17 @@
 // them, and Rent… reviews an offer (price confirmed, a cap) and rents it through Vast.ai's
 // documented create call; the new rental opens, recorded as created. Both languages.
 import assert from 'node:assert/strict'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { after, before, describe, it } from 'node:test'
+import { startStandin } from './lib/provider-standin.mjs'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
 import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
 import { startSecretService } from './lib/secret-service.mjs'
 import { waitFor } from './lib/webdriver.mjs'
 
-const HERE = path.dirname(fileURLToPath(import.meta.url))
 const CLI = path.join(path.dirname(BINARY ?? ''), 'leasehold')
 const KEY = 'vast-e2e-key-0815'
 const OFFERS = [
@@ -25,22 +23,6 @@ const OFFERS = [
   { id: '104', gpu: 'H100 SXM', vram_gb: 80, price: 1.99, region: 'Texas, US' },
 ]
 
-async function startStandin() {
-  const child = spawn('python3', [path.join(HERE, '..', 'provider-standin', 'standin.py'), 'vast', KEY], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const port = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve))
-  const base = `http://127.0.0.1:${port.trim()}`
-  const control = async (method, route, body) => {
-    const answer = await fetch(`${base}/_standin/${route}`, {
-      method,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    return answer.json()
-  }
-  return { base, control, stop: () => child.kill() }
-}
 
 describe('the market', () => {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-market-'))
@@ -52,7 +34,7 @@ describe('the market', () => {
   let env
 
   before(async () => {
-    standin = await startStandin()
+    standin = await startStandin('vast', KEY)
     await standin.control('POST', 'offers', { offers: OFFERS })
     secrets = await startSecretService()
     env = { ...secrets.env, LEASEHOLD_VAST_API_URL: standin.base }

@@ -80,11 +80,17 @@ export class Session {
     return waitFor(async () => (await this.findAll(css)).length === 0, { what: `${css} to go away`, ...options })
   }
 
-  async click(css) {
+  /** The element, scrolled to the middle of the window as a person would before using it:
+   * WebKit's own scroll puts it at the top edge, under the instance page's sticky header, and
+   * then refuses the click or the typing as "not interactable". */
+  async inView(css) {
     const element = await this.waitFor(css)
-    // A person scrolls the button to the middle of the window first: WebKit's own scroll puts it
-    // at the top edge, under the instance page's sticky header, and then refuses the click.
     await this.execute(`arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' })`, [element.ref()])
+    return element
+  }
+
+  async click(css) {
+    const element = await this.inView(css)
     await element.click()
     return element
   }
@@ -95,7 +101,7 @@ export class Session {
 
   /** Replace the text of an input or textarea by typing, as a user would. */
   async type(css, text) {
-    const element = await this.waitFor(css)
+    const element = await this.inView(css)
     await element.clear()
     if (text !== '') await element.sendKeys(text)
     return element
