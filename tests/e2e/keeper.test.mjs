@@ -15,7 +15,6 @@ import { waitFor } from './lib/webdriver.mjs'
 
 const KEY = 'autodl-e2e-token-4711'
 
-
 describe('the keeper', () => {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-keeper-'))
   let app
