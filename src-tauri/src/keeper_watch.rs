@@ -2,7 +2,9 @@
 //! at start ([`start`]), one loop per instance at most ([`HuntRunners`], shared with
 //! `keeper_hunt_start`), and every [`EVERY`] a hunt's success is told once (core
 //! `keeper::notices::take`, which marks it told): a desktop notice and the saved webhooks.
-//! Each step is one call into core.
+//! Every [`VAST_EVERY`] each Vast.ai rental is looked at (`keeper::vast::watch`): Vast.ai's
+//! own notices only reach a public HTTPS address, so an outbid or a host's price rise is found
+//! here and told by the reminders. Each step is one call into core.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -19,6 +21,9 @@ use crate::reminders::ReminderBoard;
 use crate::state::AppState;
 
 pub const EVERY: Duration = Duration::from_secs(10);
+/// How often Vast.ai is asked about outbids and price rises: soon enough that an outbid GPU
+/// can still be won back, rare enough for Vast.ai's rate limits.
+pub const VAST_EVERY: Duration = Duration::from_secs(300);
 
 /// The instances whose hunt loop runs in this app, so a second start never runs a second loop.
 #[derive(Clone, Default)]
@@ -64,6 +69,7 @@ impl HuntRunners {
 pub fn start(app: tauri::AppHandle) {
     tauri::async_runtime::spawn(async move {
         let mut resumed = false;
+        let mut vast_looked: Option<tokio::time::Instant> = None;
         let mut ticker = tokio::time::interval(EVERY);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -73,6 +79,10 @@ pub fn start(app: tauri::AppHandle) {
             };
             if !resumed {
                 resumed = resume(&state).await;
+            }
+            if vast_looked.is_none_or(|at| at.elapsed() >= VAST_EVERY) {
+                vast_looked = Some(tokio::time::Instant::now());
+                look_at_vast(&state).await;
             }
             match keeper::notices::take(&state.store, state.now()).await {
                 Ok(told) => {
@@ -85,6 +95,24 @@ pub fn start(app: tauri::AppHandle) {
             }
         }
     });
+}
+
+async fn look_at_vast(state: &AppState) {
+    let Ok(endpoints) = Endpoints::checked_from_env() else {
+        return;
+    };
+    match keeper::vast::watch(&state.store, &endpoints, Backoff::default(), state.now()).await {
+        Ok(round) => {
+            for failed in round.failed {
+                tracing::warn!(
+                    instance = failed.instance,
+                    code = failed.code,
+                    "Vast.ai could not be asked about this rental"
+                );
+            }
+        }
+        Err(err) => tracing::warn!(%err, "the Vast.ai rentals could not be read"),
+    }
 }
 
 /// Run again every hunt the database says is under way; `false` to try again next tick.

@@ -128,6 +128,7 @@ app_commands![
     keeper::keeper_hunt_start,
     keeper::keeper_hunt_stop,
     keeper::keeper_set_policy,
+    keeper::keeper_set_bid_cap,
     keeper::keeper_keep_alive_quote,
     keeper::keeper_keep_alive,
     keeper::keeper_vast_look,

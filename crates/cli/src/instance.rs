@@ -411,6 +411,7 @@ fn print_status(status: &InstanceStatus) {
             status::StatusAction::RecordNoGpu => "record_no_gpu",
             status::StatusAction::RecordStop => "record_stop",
             status::StatusAction::CheckAgain => "check_again",
+            status::StatusAction::RaiseBid => "raise_bid",
             status::StatusAction::Release => "release",
         })
         .collect();

@@ -1,4 +1,4 @@
-//! `leasehold keeper list|policy|stop|keep-alive` and the hunt behind `account power NAME on
+//! `leasehold keeper list|policy|stop|keep-alive|look-vast` and the hunt behind `account power NAME on
 //! --until-gpu`: each one call into `leasehold_core::keeper`.
 
 use std::path::Path;
@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use leasehold_core::account::{Backoff, Endpoints};
-use leasehold_core::keeper::{self, rules, HuntDeps, HuntLimits, PolicyChange, TokioSleeper};
+use leasehold_core::keeper::{
+    self, rules, HuntDeps, HuntLimits, PolicyChange, Stage, TokioSleeper,
+};
 use leasehold_core::stop::StopWait;
 use leasehold_core::store::Store;
 use leasehold_core::Clock;
@@ -33,10 +35,11 @@ pub enum KeeperCommand {
         /// Change the default policy, used by every instance without its own.
         #[arg(long)]
         default: bool,
-        /// Stop after the GPUs were idle this long (e.g. 30m).
+        /// Stop after the GPUs were idle this long (e.g. 30m); `off` clears this stage.
         #[arg(long, value_name = "DURATION")]
         stop_after_idle: Option<String>,
-        /// Remind to release (or release, with --auto-release) after stopped this long (e.g. 3d).
+        /// Remind to release (or release, with --auto-release) after stopped this long (e.g.
+        /// 3d); `off` clears this stage and the auto-release with it.
         #[arg(long, value_name = "DURATION")]
         release_after_stopped: Option<String>,
         /// Release by itself when the last backup covers every at-risk path.
@@ -53,6 +56,12 @@ pub enum KeeperCommand {
     },
     /// Stop an instance's power-on hunt.
     Stop { name: String },
+    /// Ask Vast.ai now about every rental there: outbid, or a host's pending price increase
+    /// (the app asks every 5 minutes; reminders tell what it finds).
+    LookVast {
+        #[arg(long)]
+        json: bool,
+    },
     /// Power a stopped instance on and off again so the provider's clean-up starts over;
     /// without --accept-cost it only shows what that costs.
     KeepAlive {
@@ -219,17 +228,14 @@ pub fn run(db: &Path, command: &KeeperCommand) -> ExitCode {
             json,
         } => {
             let change = (|| -> Result<PolicyChange, keeper::KeeperError> {
+                let stage =
+                    |text: &Option<String>| text.as_deref().map_or(Ok(Stage::Keep), Stage::parse);
                 Ok(PolicyChange {
-                    stop_after_idle: stop_after_idle
-                        .as_deref()
-                        .map(rules::parse_duration)
-                        .transpose()?,
-                    release_after_stopped: release_after_stopped
-                        .as_deref()
-                        .map(rules::parse_duration)
-                        .transpose()?,
-                    auto_release: *auto_release,
-                    off: *off,
+                    stop_after_idle: stage(stop_after_idle)?,
+                    release_after_stopped: stage(release_after_stopped)?,
+                    auto_release: auto_release.then_some(true),
+                    // Any change turns the keeper on again unless --off says otherwise.
+                    off: Some(*off),
                     bid_cap: *bid_cap,
                 })
             })();
@@ -253,6 +259,49 @@ pub fn run(db: &Path, command: &KeeperCommand) -> ExitCode {
                             if policy.auto_release { "on" } else { "off" },
                             if policy.off { " (turned off)" } else { "" }
                         );
+                        ExitCode::SUCCESS
+                    }
+                    Err(err) => output::fail(&err),
+                }
+            })
+        }
+        KeeperCommand::LookVast { json } => {
+            let endpoints = match endpoints() {
+                Ok(endpoints) => endpoints,
+                Err(code) => return code,
+            };
+            with_store(db, |store| async move {
+                match keeper::vast::watch(&store, &endpoints, Backoff::default(), CLOCK.now()).await
+                {
+                    Ok(round) if *json => output::print_json(&round),
+                    Ok(round) => {
+                        for name in &round.looked {
+                            let outbid = round.outbid.contains(name);
+                            let rise = round.price_increases.contains(name);
+                            say!(
+                                "{name}: {}{}",
+                                if outbid {
+                                    "outbid — stopped, its storage still billing"
+                                } else {
+                                    "not outbid"
+                                },
+                                if rise {
+                                    "; the host asks a higher price (account price-increase NAME accept|reject)"
+                                } else {
+                                    ""
+                                }
+                            );
+                        }
+                        for failed in &round.failed {
+                            say!(
+                                "{}: Vast.ai could not be asked: {}",
+                                failed.instance,
+                                failed.message
+                            );
+                        }
+                        if round.looked.is_empty() && round.failed.is_empty() {
+                            say!("no rental is linked to a Vast.ai account");
+                        }
                         ExitCode::SUCCESS
                     }
                     Err(err) => output::fail(&err),

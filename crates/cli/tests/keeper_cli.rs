@@ -214,6 +214,24 @@ fn the_hunt_exits_0_once_on_1_when_a_limit_ran_out_and_2_on_bad_input() {
         &["keeper", "policy", "lora", "--stop-after-idle", "soon"],
     )
     .code(2);
+    // One stage cleared on its own; the other stays.
+    let cleared = json_of(
+        &leasehold(
+            &env,
+            &base,
+            &[
+                "keeper",
+                "policy",
+                "lora",
+                "--stop-after-idle",
+                "off",
+                "--json",
+            ],
+        )
+        .success(),
+    );
+    assert_eq!(cleared["stop_after_idle_s"], Value::Null);
+    assert_eq!(cleared["release_after_stopped_s"], 259_200);
     leasehold(&env, &base, &["keeper", "stop", "lora"]).code(2);
     assert_eq!(standin.violations(), Vec::<Value>::new());
 }
@@ -234,6 +252,15 @@ fn bids_and_price_increases_on_vast() {
          "min_bid": 0.31, "outbid": true, "created": 1_764_500_000},
     ]));
     leasehold(&env, &base, &["account", "sync"]).success();
+    let looked = json_of(&leasehold(&env, &base, &["keeper", "look-vast", "--json"]).success());
+    assert_eq!(
+        looked,
+        json!({"looked": ["spot"], "outbid": ["spot"], "price_increases": [], "failed": []})
+    );
+    let status =
+        json_of(&leasehold(&env, &base, &["instance", "status", "spot", "--json"]).success());
+    assert_eq!(status["state"], "outbid");
+    assert_eq!(status["actions"], json!(["raise_bid", "release"]));
     leasehold(
         &env,
         &base,

@@ -172,3 +172,112 @@ async fn a_pending_price_increase_is_accepted_or_rejected_by_its_own_id() {
     assert!(err.is_bad_input(), "{err:?}");
     assert_eq!(standin.violations(), Vec::<Value>::new());
 }
+
+/// The background look: every Vast.ai rental in one round, an outbid kept as its own status
+/// and told even in the quiet hours, a host's price rise a reminder until it is answered, and
+/// one rental Vast.ai no longer knows never stops the look at the others.
+#[tokio::test]
+async fn the_background_look_finds_the_outbid_and_the_price_rise_and_reminds_of_both() {
+    use leasehold_core::remind::{self, observe, ReminderKind};
+    use leasehold_core::status::{self, StatusState};
+
+    let standin = ProviderStandin::start("vast", "kv-3");
+    let store = synced(&standin, "LH_T_KV3", "kv-3").await;
+    let endpoints = Endpoints::all_at(&standin.base());
+    standin.script(json!({"price_increases": [
+        {"pending_price_increase_id": 321, "contract_id": 5002, "host_id": 7,
+         "old_gpu_costpersec": 0.0001, "old_disk_ram_costpersec": 0.00001,
+         "new_gpu_costpersec": 0.0002, "new_disk_ram_costpersec": 0.00001,
+         "contract_end_date": 1_800_000_000, "ask_end_date": 1_800_000_000,
+         "created_at": 1_764_000_000}]}));
+
+    let round = keeper::vast::watch(&store, &endpoints, quick(), at(9))
+        .await
+        .unwrap();
+    assert_eq!(round.looked, ["spot", "steady"]);
+    assert_eq!(round.outbid, ["spot"]);
+    assert_eq!(round.price_increases, ["steady"]);
+    assert!(round.failed.is_empty(), "{round:?}");
+
+    let spot = status::for_instance(&store, "spot", at(9)).await.unwrap();
+    assert_eq!(spot.state, StatusState::Outbid);
+    assert_eq!(spot.warnings[0].code, "status.outbid");
+    assert_eq!(spot.warnings[0].params["rate"], "0.12");
+    assert_eq!(spot.warnings[0].params["min_bid"], "0.31");
+    let steady = status::for_instance(&store, "steady", at(9)).await.unwrap();
+    assert_eq!(steady.state, StatusState::Running);
+    assert!(
+        steady
+            .warnings
+            .iter()
+            .any(|w| w.code == "status.price_increase_pending" && w.params["new"] == "0.756"),
+        "{:?}",
+        steady.warnings
+    );
+
+    let due = |now| {
+        let store = store.clone();
+        async move {
+            let histories = leasehold_core::billing::ledger::histories(&store)
+                .await
+                .unwrap();
+            let (rules, _) = remind::due_in_store(&store, &Default::default(), now)
+                .await
+                .unwrap();
+            let seen = observe::gather(&store, &histories, &rules, now)
+                .await
+                .unwrap();
+            remind::due_now(&histories, &seen, &rules, now).unwrap()
+        }
+    };
+    let reminders = due(at(9)).await;
+    let outbid = reminders
+        .iter()
+        .find(|r| r.kind == ReminderKind::Outbid)
+        .expect("an outbid reminder");
+    assert_eq!(outbid.instance, "spot");
+    assert_eq!(outbid.due_at, at(9));
+    assert!(remind::stakes::breaks_quiet_hours(outbid));
+    let rise = reminders
+        .iter()
+        .find(|r| r.kind == ReminderKind::PriceIncrease)
+        .expect("a price rise reminder");
+    assert_eq!(
+        (rise.instance.as_str(), rise.occurrence.as_str()),
+        ("steady", "321")
+    );
+    assert!(!remind::stakes::breaks_quiet_hours(rise));
+
+    // An hour later it is still outbid: the same occurrence, not a new reminder.
+    keeper::vast::watch(&store, &endpoints, quick(), at(10))
+        .await
+        .unwrap();
+    let later = due(at(10)).await;
+    let again = later
+        .iter()
+        .find(|r| r.kind == ReminderKind::Outbid)
+        .unwrap();
+    assert_eq!(again.occurrence, outbid.occurrence);
+
+    // Rejected: the warning and the reminder go.
+    keeper::vast::answer_increase(&store, "steady", false, &endpoints, quick(), at(10))
+        .await
+        .unwrap();
+    assert!(!due(at(10))
+        .await
+        .iter()
+        .any(|r| r.kind == ReminderKind::PriceIncrease));
+
+    // Vast.ai forgets "steady": "spot" is still looked at.
+    standin.set_instances(json!([
+        {"id": "5001", "name": "spot", "state": "stopped", "price": "0.12", "gpu": "RTX 4090",
+         "bid": 0.25, "min_bid": 0.31, "outbid": true, "created": at(7).timestamp()},
+    ]));
+    let round = keeper::vast::watch(&store, &endpoints, quick(), at(11))
+        .await
+        .unwrap();
+    assert_eq!(round.looked, ["spot"]);
+    assert_eq!(round.failed.len(), 1);
+    assert_eq!(round.failed[0].instance, "steady");
+    assert_eq!(standin.violations(), Vec::<Value>::new());
+}

@@ -7,7 +7,7 @@ use leasehold_core::account::vast_bid::PriceIncrease;
 use leasehold_core::account::{vast_bid::BidState, Backoff, Endpoints};
 use leasehold_core::keeper::{
     self, vast::BidReport, vast::IncreaseReport, HuntDeps, HuntLimits, HuntReport, KeepAliveQuote,
-    KeepAliveReport, Kept, Policy, PolicyChange, TokioSleeper,
+    KeepAliveReport, Kept, Policy, PolicyChange, Stage, TokioSleeper,
 };
 use leasehold_core::stop::StopWait;
 use leasehold_core::ApiError;
@@ -59,7 +59,8 @@ pub async fn keeper_hunt_stop(
     Ok(keeper::stop(&state.store, &instance, state.clock.now()).await?)
 }
 
-/// Set an instance's policy, or the default one (`instance` null).
+/// Set an instance's policy (or the default one, `instance` null) as the form shows it: a stage
+/// left null is cleared; the bid cap stays as it was.
 #[tauri::command]
 #[instrument(skip(state), err(Debug))]
 pub async fn keeper_set_policy(
@@ -69,17 +70,34 @@ pub async fn keeper_set_policy(
     release_after_stopped_days: Option<u64>,
     auto_release: bool,
     off: bool,
-    bid_cap: Option<Decimal>,
 ) -> Result<Policy, ApiError> {
     let change = PolicyChange {
-        stop_after_idle: stop_after_idle_minutes.map(|m| Duration::from_secs(m.saturating_mul(60))),
-        release_after_stopped: release_after_stopped_days
-            .map(|d| Duration::from_secs(d.saturating_mul(86_400))),
-        auto_release,
-        off,
-        bid_cap,
+        stop_after_idle: Stage::from_form(
+            stop_after_idle_minutes.map(|m| Duration::from_secs(m.saturating_mul(60))),
+        ),
+        release_after_stopped: Stage::from_form(
+            release_after_stopped_days.map(|d| Duration::from_secs(d.saturating_mul(86_400))),
+        ),
+        auto_release: Some(auto_release),
+        off: Some(off),
+        bid_cap: None,
     };
     Ok(keeper::set_policy(&state.store, instance.as_deref(), change, state.clock.now()).await?)
+}
+
+/// The highest bid `keeper_bid` may place on this Vast.ai rental; the rest of its policy stays.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn keeper_set_bid_cap(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+    bid_cap: Decimal,
+) -> Result<Policy, ApiError> {
+    let change = PolicyChange {
+        bid_cap: Some(bid_cap),
+        ..PolicyChange::default()
+    };
+    Ok(keeper::set_policy(&state.store, Some(&instance), change, state.clock.now()).await?)
 }
 
 /// What keeping a stopped instance alive costs, before anything is done.

@@ -42,14 +42,46 @@ pub struct KeptHunt {
     pub report: HuntReport,
 }
 
-/// What `keeper policy` changes; `None` leaves a value as it was.
+/// What `keeper policy` changes; `Keep` and `None` leave a value as it was.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PolicyChange {
-    pub stop_after_idle: Option<Duration>,
-    pub release_after_stopped: Option<Duration>,
-    pub auto_release: bool,
-    pub off: bool,
+    pub stop_after_idle: Stage,
+    pub release_after_stopped: Stage,
+    pub auto_release: Option<bool>,
+    pub off: Option<bool>,
     pub bid_cap: Option<rust_decimal::Decimal>,
+}
+
+/// One stage of the policy: left as it is, set to act after a time, or cleared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Stage {
+    #[default]
+    Keep,
+    After(Duration),
+    Never,
+}
+
+impl Stage {
+    /// A duration such as 30m or 3d, or `off` / `never` to clear the stage.
+    pub fn parse(text: &str) -> Result<Self, KeeperError> {
+        match text.trim() {
+            "off" | "never" => Ok(Self::Never),
+            other => Ok(Self::After(super::rules::parse_duration(other)?)),
+        }
+    }
+
+    /// What an optional duration means in a form that shows every stage: `None` is cleared.
+    pub fn from_form(after: Option<Duration>) -> Self {
+        after.map_or(Self::Never, Self::After)
+    }
+
+    fn apply(self, seconds: &mut Option<i64>) {
+        match self {
+            Self::Keep => {}
+            Self::After(d) => *seconds = Some(secs(d)),
+            Self::Never => *seconds = None,
+        }
+    }
 }
 
 fn policy_of(row: &PolicyRow) -> Policy {
@@ -115,19 +147,23 @@ pub async fn set_policy(
 }
 
 fn apply(policy: &mut Policy, change: PolicyChange) {
-    if let Some(idle) = change.stop_after_idle {
-        policy.stop_after_idle_s = Some(secs(idle));
+    change.stop_after_idle.apply(&mut policy.stop_after_idle_s);
+    change
+        .release_after_stopped
+        .apply(&mut policy.release_after_stopped_s);
+    if let Some(auto_release) = change.auto_release {
+        policy.auto_release = auto_release;
     }
-    if let Some(stopped) = change.release_after_stopped {
-        policy.release_after_stopped_s = Some(secs(stopped));
-    }
-    if change.auto_release {
-        policy.auto_release = true;
+    // Releasing by itself is part of the second stage: it goes when that stage goes.
+    if policy.release_after_stopped_s.is_none() {
+        policy.auto_release = false;
     }
     if let Some(cap) = change.bid_cap {
         policy.bid_cap = Some(cap);
     }
-    policy.off = change.off;
+    if let Some(off) = change.off {
+        policy.off = off;
+    }
 }
 
 /// The policy that applies to instance `id`: its own, else the default.

@@ -31,6 +31,6 @@ pub mod vast;
 pub use error::KeeperError;
 pub use hunt::{run, start, stop, HuntDeps, HuntLimits, HuntReport, Sleeper, TokioSleeper};
 pub use keep_alive::{keep_alive, quote, KeepAliveQuote, KeepAliveReport};
-pub use list::{default_policy, list, set_policy, Kept, PolicyChange};
+pub use list::{default_policy, list, set_policy, Kept, PolicyChange, Stage};
 pub use policy::{next_step, Action, Facts, NextStep, Policy};
 pub use rules::GaveUp;

@@ -33,10 +33,14 @@ pub enum ReminderKind {
     StopContradicted,
     /// Released in the ledger, but the provider still lists it: it may still bill.
     ReleasedButListed,
+    /// A Vast.ai interruptible rental was outbid: stopped, its storage still billing.
+    Outbid,
+    /// A Vast.ai host raises the price of this rental unless it is rejected.
+    PriceIncrease,
 }
 
 impl ReminderKind {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 12] = [
         Self::GpuIdle,
         Self::OverPlanned,
         Self::Budget50,
@@ -47,6 +51,8 @@ impl ReminderKind {
         Self::BackupMissing,
         Self::StopContradicted,
         Self::ReleasedButListed,
+        Self::Outbid,
+        Self::PriceIncrease,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +67,8 @@ impl ReminderKind {
             Self::BackupMissing => "backup_missing",
             Self::StopContradicted => "stop_contradicted",
             Self::ReleasedButListed => "released_but_listed",
+            Self::Outbid => "outbid",
+            Self::PriceIncrease => "price_increase",
         }
     }
 

@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{GpuSample, ListedAfterRelease, Observations, RemindError, ReminderRules, StopCheck};
 use crate::billing::ledger::InstanceHistory;
-use crate::store::{accounts, backups, gpu_minutes, stop_checks, Store};
+use crate::store::{accounts, backups, gpu_minutes, stop_checks, vast_looks, Store};
 
 /// How far back the samples reach.
 const IDLE_LOOKBACK_HOURS: i64 = 24;
@@ -50,6 +50,9 @@ pub async fn gather(
             (a.id, name)
         })
         .collect();
+    for look in vast_looks::all(&mut conn).await? {
+        observations.vast_looks.insert(look.instance_id, look);
+    }
     for link in accounts::all_links(&mut conn).await? {
         if matches!(link.remote_state.as_str(), "gone" | "missing") {
             continue;

@@ -111,15 +111,16 @@ pub fn urgency(
         || running_out
         || matches!(
             kind,
-            ReminderKind::StopContradicted | ReminderKind::ReleasedButListed
+            ReminderKind::StopContradicted | ReminderKind::ReleasedButListed | ReminderKind::Outbid
         )
     {
         return Urgency::Critical;
     }
     match kind {
-        ReminderKind::Budget80 | ReminderKind::OverPlanned | ReminderKind::WipeDeadline => {
-            Urgency::Warning
-        }
+        ReminderKind::Budget80
+        | ReminderKind::OverPlanned
+        | ReminderKind::WipeDeadline
+        | ReminderKind::PriceIncrease => Urgency::Warning,
         _ if budget_percent.is_some_and(|p| p >= 80)
             || minutes_to_empty.is_some_and(|m| m < 60) =>
         {
@@ -148,13 +149,14 @@ pub fn stakes(
     }
 }
 
-/// Whether a reminder is sent even inside the quiet hours: a spent budget, a contradicted stop
-/// or a released instance the provider still lists costs more by morning than a notification
-/// at night.
+/// Whether a reminder is sent even inside the quiet hours: a spent budget, a contradicted stop,
+/// a released instance the provider still lists or an outbid (whose GPU goes to someone else
+/// while the storage bills) costs more by morning than a notification at night.
 pub fn breaks_quiet_hours(reminder: &Reminder) -> bool {
     reminder.kind == ReminderKind::Budget100
         || reminder.kind == ReminderKind::StopContradicted
         || reminder.kind == ReminderKind::ReleasedButListed
+        || reminder.kind == ReminderKind::Outbid
         || reminder.stakes.urgency == Urgency::Critical
 }
 

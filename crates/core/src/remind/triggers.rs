@@ -18,6 +18,7 @@ use crate::billing::ledger::InstanceHistory;
 use crate::billing::money::{display_amount, display_rate};
 use crate::billing::report::BUDGET_THRESHOLDS;
 use crate::billing::{BillingError, InstanceState};
+use crate::store::vast_looks::VastLookRow;
 
 /// What reminders know about one instance besides its ledger: inputs other modules own.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +32,8 @@ pub struct InstanceInputs<'a> {
     pub stop_check: Option<StopCheck>,
     /// The provider still listed it at the last sync although the ledger says released.
     pub listed_after_release: Option<&'a ListedAfterRelease>,
+    /// What Vast.ai last said of its bid and of a host's pending price increase.
+    pub vast: Option<&'a VastLookRow>,
 }
 
 /// A sync found the provider still listing an instance the ledger released.
@@ -57,6 +60,7 @@ pub struct Observations {
     pub last_backup: HashMap<i64, DateTime<Utc>>,
     pub stop_checks: HashMap<i64, StopCheck>,
     pub listed_after_release: HashMap<i64, ListedAfterRelease>,
+    pub vast_looks: HashMap<i64, VastLookRow>,
 }
 
 /// Every reminder that holds at `now` for each instance, oldest due first.
@@ -77,6 +81,7 @@ pub fn due_now(
             last_backup: observations.last_backup.get(&history.id).copied(),
             stop_check: observations.stop_checks.get(&history.id).copied(),
             listed_after_release: observations.listed_after_release.get(&history.id),
+            vast: observations.vast_looks.get(&history.id),
         };
         all.extend(due_for(&inputs, rules, now)?);
     }
@@ -120,6 +125,10 @@ pub fn due_for(
     if state == InstanceState::Stopped {
         found.wipe(rules);
         found.stop_contradicted(inputs.stop_check);
+    }
+    if let Some(vast) = inputs.vast {
+        found.outbid(vast);
+        found.price_increase(vast);
     }
     Ok(found.list)
 }
@@ -450,5 +459,52 @@ impl Found<'_> {
                 pushed.stakes.urgency = stakes::Urgency::Critical;
             }
         }
+    }
+}
+
+impl Found<'_> {
+    /// `outbid`: Vast.ai gave the GPU to a higher bid; one reminder per outbid (its start), told
+    /// even in the quiet hours, what the storage bills meanwhile as the burn rate.
+    fn outbid(&mut self, vast: &VastLookRow) {
+        let Some(since) = vast.outbid_since.filter(|_| vast.outbid) else {
+            return;
+        };
+        let storage = vast.per_hour().map(display_rate);
+        let min_bid = vast.min_bid().map(|b| b.normalize().to_string());
+        // Without Vast.ai's figure, the ledger's own is the best said.
+        let rate = storage.unwrap_or_else(|| display_rate(self.costing.burn_rate_per_hour));
+        let mut params = vec![("since", since.to_rfc3339()), ("rate", rate.to_string())];
+        if let Some(bid) = &min_bid {
+            params.push(("min_bid", bid.clone()));
+        }
+        self.push(
+            ReminderKind::Outbid,
+            since,
+            since.to_rfc3339(),
+            format!(
+                "outbid on Vast.ai since {}: stopped, its storage still billing{}",
+                since.to_rfc3339(),
+                storage.map_or(String::new(), |r| format!(" {r}/h"))
+            ),
+            &params,
+        );
+        if let (Some(reminder), Some(rate)) = (self.list.last_mut(), storage) {
+            reminder.burn_rate_per_hour = rate;
+        }
+    }
+
+    /// `price_increase`: a host's pending price increase, once per increase.
+    fn price_increase(&mut self, vast: &VastLookRow) {
+        let Some((id, old, new, seen)) = vast.increase() else {
+            return;
+        };
+        let (old, new) = (display_rate(old), display_rate(new));
+        self.push(
+            ReminderKind::PriceIncrease,
+            seen,
+            id.to_string(),
+            format!("the host raises the price from {old}/h to {new}/h unless you reject it"),
+            &[("old", old.to_string()), ("new", new.to_string())],
+        );
     }
 }

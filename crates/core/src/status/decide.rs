@@ -21,6 +21,7 @@ use crate::billing::{
 };
 use crate::store::accounts::LinkRow;
 use crate::store::stop_checks::StopCheckRow;
+use crate::store::vast_looks::VastLookRow;
 use crate::store::watchdog_looks::WatchdogLookRow;
 
 /// How old the monitor's latest minute may be and still say how many GPUs the machine has now.
@@ -53,6 +54,8 @@ pub struct Known<'a> {
     /// Why the rental's price looks wrong (`billing::price_check` against the card, the budget
     /// and this user's earlier rentals), unless the renter said this price is right.
     pub price_flag: Option<&'a PriceWarning>,
+    /// What Vast.ai last said of the rental's bid and of a host's pending price increase.
+    pub vast: Option<&'a VastLookRow>,
 }
 
 /// The status of the instance in `known` at `now`.
@@ -118,6 +121,13 @@ pub fn decide(known: &Known<'_>, now: DateTime<Utc>) -> Result<InstanceStatus, B
             decided.missing(at);
             (StatusState::MissingAtProvider, at, cost)
         }
+        InstanceState::Running | InstanceState::Stopped if outbid_since(known, ledger_since) => {
+            // Vast.ai says the storage bills on; the ledger may not know a stop happened.
+            let storage = known.vast.and_then(VastLookRow::per_hour);
+            let may = storage.map_or(cost, |s| display_rate(s).max(cost));
+            decided.outbid(storage, cost);
+            (StatusState::Outbid, ledger_since, may)
+        }
         InstanceState::Stopped => {
             let answered = known
                 .stop_check
@@ -158,6 +168,7 @@ pub fn decide(known: &Known<'_>, now: DateTime<Utc>) -> Result<InstanceStatus, B
         }
         decided.import_warning();
         decided.price_unusual();
+        decided.price_increase();
     }
 
     let facts = facts(known, &costing, ledger_state, ledger_since);
@@ -172,6 +183,13 @@ pub fn decide(known: &Known<'_>, now: DateTime<Utc>) -> Result<InstanceStatus, B
         warnings: decided.warnings,
         facts,
     })
+}
+
+/// Whether Vast.ai's newest look, no older than the ledger's state, found it outbid.
+fn outbid_since(known: &Known<'_>, ledger_since: DateTime<Utc>) -> bool {
+    known
+        .vast
+        .is_some_and(|v| v.outbid && v.looked_at >= ledger_since)
 }
 
 /// The provider's state word when it still lists the instance (anything but gone or missing).
@@ -216,6 +234,7 @@ fn actions(
         StatusState::RunningNoGpu => vec![A::Stop, A::RecordStart, A::RecordStop, A::Release],
         StatusState::Stopped => vec![A::PowerOn, A::RecordStart, A::RecordNoGpu, A::Release],
         StatusState::StopUnconfirmed => vec![A::CheckAgain, A::RecordStart, A::Release],
+        StatusState::Outbid => vec![A::RaiseBid, A::Release],
         StatusState::MissingAtProvider => match ledger {
             InstanceState::Stopped => vec![A::Release],
             _ => vec![A::Release, A::RecordStop],
@@ -267,6 +286,47 @@ impl Decided<'_, '_> {
             ("provider_state", word.to_owned()),
         ];
         self.warn(codes::RELEASED_BUT_LISTED, message, &params);
+    }
+
+    fn outbid(&mut self, storage: Option<Decimal>, ledger_cost: Decimal) {
+        let min_bid = self.known.vast.and_then(VastLookRow::min_bid);
+        let rate = storage.map(|s| display_rate(s).to_string());
+        let message = format!(
+            "outbid on Vast.ai: stopped, its storage still billing{}{}",
+            rate.as_ref()
+                .map_or(String::new(), |r| format!(" {r} {}/h", self.currency)),
+            min_bid.map_or(String::new(), |b| format!(
+                "; a bid of {b}/GPU-hour wins it back"
+            )),
+        );
+        // Without Vast.ai's figure, the ledger's own is the best said.
+        let shown = rate
+            .clone()
+            .unwrap_or_else(|| display_rate(ledger_cost).to_string());
+        let mut params = vec![("currency", self.currency.clone()), ("rate", shown)];
+        if let Some(bid) = min_bid {
+            params.push(("min_bid", bid.normalize().to_string()));
+        }
+        self.warn(codes::OUTBID, message, &params);
+    }
+
+    /// A host's pending price increase, until it is accepted or rejected.
+    fn price_increase(&mut self) {
+        let Some((_, old, new, seen)) = self.known.vast.and_then(VastLookRow::increase) else {
+            return;
+        };
+        let (old, new) = (display_rate(old).to_string(), display_rate(new).to_string());
+        let message = format!(
+            "the host raises the price from {old} to {new} {}/h unless you reject it",
+            self.currency
+        );
+        let params = [
+            ("old", old),
+            ("new", new),
+            ("currency", self.currency.clone()),
+            ("seen_at", seen.to_rfc3339()),
+        ];
+        self.warn(codes::PRICE_INCREASE_PENDING, message, &params);
     }
 
     fn missing(&mut self, since: DateTime<Utc>) {

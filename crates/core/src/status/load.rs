@@ -17,7 +17,7 @@ use crate::billing::price_check::{price_check, PriceCheckInput, PriceWarning};
 use crate::billing::{BillingError, EventKind, InstanceSummary, ProviderKey};
 use crate::catalog::recommend::prices_from_rentals;
 use crate::store::{
-    accounts, backups, gpu_minutes, price_acks, stop_checks, watchdog_looks, Store,
+    accounts, backups, gpu_minutes, price_acks, stop_checks, vast_looks, watchdog_looks, Store,
 };
 
 /// The status of `name` at `now`.
@@ -104,6 +104,7 @@ async fn status_of(
         .filter(|finished| *finished <= now)
         .max();
     let acknowledged = price_acks::of_instance(&mut *conn, history.id).await?;
+    let vast = vast_looks::of_instance(&mut *conn, history.id).await?;
     let price_flag = price_flag(history, rental, rentals, acknowledged);
     let known = Known {
         history,
@@ -114,6 +115,7 @@ async fn status_of(
         watchdog: watchdog.as_ref(),
         last_backup,
         price_flag: price_flag.as_ref(),
+        vast: vast.as_ref(),
     };
     Ok(decide(&known, now)?)
 }

@@ -52,6 +52,9 @@ pub enum StatusState {
     Stopped,
     /// Recorded as stopped, but a look since found it answering, or the provider still runs it.
     StopUnconfirmed,
+    /// A Vast.ai interruptible rental a higher bid took the GPU from: stopped, its storage still
+    /// billing, back only when the bid is raised (or the higher bids end).
+    Outbid,
     /// The provider's listing no longer shows it, and nothing said it was released.
     MissingAtProvider,
     Released,
@@ -67,6 +70,7 @@ impl StatusState {
             Self::RunningNoGpu => "running_no_gpu",
             Self::Stopped => "stopped",
             Self::StopUnconfirmed => "stop_unconfirmed",
+            Self::Outbid => "outbid",
             Self::MissingAtProvider => "missing_at_provider",
             Self::Released => "released",
             Self::ReleasedButListed => "released_but_listed",
@@ -74,12 +78,13 @@ impl StatusState {
     }
 
     /// Every state, in the order a reader meets them.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Created,
         Self::Running,
         Self::RunningNoGpu,
         Self::Stopped,
         Self::StopUnconfirmed,
+        Self::Outbid,
         Self::MissingAtProvider,
         Self::Released,
         Self::ReleasedButListed,
@@ -104,6 +109,8 @@ pub enum StatusAction {
     RecordStop,
     /// Look again whether a machine recorded as stopped still answers.
     CheckAgain,
+    /// Raise the bid of an outbid interruptible rental (the Keeper card, up to the cap).
+    RaiseBid,
     /// The release checklist.
     Release,
 }
@@ -190,9 +197,11 @@ pub mod codes {
     pub const IMPORT_NEEDS_LOOK: &str = "status.import_needs_look";
     pub const STORAGE_RATE_UNKNOWN: &str = "status.storage_rate_unknown";
     pub const PRICE_UNUSUAL: &str = "status.price_unusual";
+    pub const OUTBID: &str = "status.outbid";
+    pub const PRICE_INCREASE_PENDING: &str = "status.price_increase_pending";
 
     /// Every code, for the UI's text check.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 12] = [
         STOP_UNCONFIRMED,
         MISSING_AT_PROVIDER,
         RELEASED_BUT_LISTED,
@@ -203,6 +212,8 @@ pub mod codes {
         WATCHDOG_NOT_RUNNING,
         IMPORT_NEEDS_LOOK,
         STORAGE_RATE_UNKNOWN,
+        OUTBID,
+        PRICE_INCREASE_PENDING,
     ];
 }
 

@@ -12,6 +12,7 @@ use crate::billing::{
 };
 use crate::store::accounts::LinkRow;
 use crate::store::stop_checks::StopCheckRow;
+use crate::store::vast_looks::VastLookRow;
 use crate::store::watchdog_looks::WatchdogLookRow;
 
 fn t(minutes: i64) -> DateTime<Utc> {
@@ -32,6 +33,7 @@ struct Case {
     monitor: Option<GpuLook>,
     watchdog: Option<WatchdogLookRow>,
     price_flag: Option<PriceWarning>,
+    vast: Option<VastLookRow>,
     /// Asked at t(now).
     now: i64,
 }
@@ -52,6 +54,7 @@ fn case(what: &'static str) -> Case {
         monitor: None,
         watchdog: None,
         price_flag: None,
+        vast: None,
         now: 120,
     }
 }
@@ -98,6 +101,23 @@ fn watchdog(running: bool, unreadable: &str, at: i64) -> WatchdogLookRow {
     }
 }
 
+/// Vast.ai's look at t(`at`): outbid or not, storage $0.12/h, a winning bid from $0.31.
+fn vast_look(outbid: bool, at: i64) -> VastLookRow {
+    VastLookRow {
+        instance_id: 1,
+        looked_at: t(at),
+        interruptible: true,
+        outbid,
+        outbid_since: outbid.then(|| t(at)),
+        per_hour: Some("0.12".into()),
+        min_bid: Some("0.31".into()),
+        increase_id: None,
+        increase_old: None,
+        increase_new: None,
+        increase_seen: None,
+    }
+}
+
 fn run(case: &Case) -> InstanceStatus {
     let mut events = vec![LedgerEvent::new(
         t(0),
@@ -125,12 +145,15 @@ fn run(case: &Case) -> InstanceStatus {
         watchdog: case.watchdog.as_ref(),
         last_backup: None,
         price_flag: case.price_flag.as_ref(),
+        vast: case.vast.as_ref(),
     };
     decide(&known, t(case.now)).unwrap_or_else(|err| panic!("{}: {err}", case.what))
 }
 
 use EventKind::{NoGpuStarted, Released, Started, Stopped};
-use StatusAction::{CheckAgain, PowerOn, RecordNoGpu, RecordStart, RecordStop, Release, Stop};
+use StatusAction::{
+    CheckAgain, PowerOn, RaiseBid, RecordNoGpu, RecordStart, RecordStop, Release, Stop,
+};
 use StatusState as S;
 
 struct Expect {
@@ -197,7 +220,37 @@ fn table() -> Vec<(Case, Expect)> {
     };
     let stop_at_60 = vec![(10, Started), (60, Stopped)];
     let running = vec![(10, Started)];
+    let vast = |what| Case {
+        provider: ProviderKey::Vast,
+        currency: "USD",
+        rules: rules(dec!(0.44), 1),
+        ..case(what)
+    };
+    let raised = {
+        let mut v = vast_look(false, 100);
+        v.increase_id = Some(77);
+        v.increase_old = Some("0.44".into());
+        v.increase_new = Some("0.61".into());
+        v.increase_seen = Some(t(100));
+        v
+    };
     vec![
+        (
+            Case { events: running.clone(), vast: Some(vast_look(true, 100)), ..vast("outbid, the ledger still says running") },
+            Expect { state: S::Outbid, since: 10, cost: "0.44", may: "0.44", actions: &[RaiseBid, Release], warnings: &[codes::OUTBID] },
+        ),
+        (
+            Case { events: stop_at_60.clone(), vast: Some(vast_look(true, 90)), ..vast("outbid after the sync saw it stop: the storage bills") },
+            Expect { state: S::Outbid, since: 60, cost: "0.00", may: "0.12", actions: &[RaiseBid, Release], warnings: &[codes::OUTBID] },
+        ),
+        (
+            Case { events: running.clone(), vast: Some(vast_look(true, 5)), ..vast("an outbid seen before this power-on says nothing now") },
+            Expect { state: S::Running, since: 10, cost: "0.44", may: "0.44", actions: &[Stop, RecordStop, Release], warnings: &[] },
+        ),
+        (
+            Case { events: running.clone(), vast: Some(raised), ..vast("a host's pending price increase") },
+            Expect { state: S::Running, since: 10, cost: "0.44", may: "0.44", actions: &[Stop, RecordStop, Release], warnings: &[codes::PRICE_INCREASE_PENDING] },
+        ),
         (
             Case { rules: from_power_on, ..case("created, billed from power-on: is it on?") },
             Expect { state: S::Created, since: 0, cost: "0.00", may: "2.50", actions: &[RecordStart, PowerOn, Release], warnings: &[] },

@@ -34,6 +34,7 @@ pub mod stop_checks;
 pub mod team;
 pub mod team_alerts;
 pub mod team_reminders;
+pub mod vast_looks;
 pub mod watchdog_looks;
 pub mod withdrawals;
 

@@ -26,19 +26,22 @@ export function keeperHuntStop(instance: string): Promise<void> {
   return call<void>('keeper_hunt_stop', { instance })
 }
 
-/** What `keeperSetPolicy` changes; a value left `null` stays as it was. */
+/** The policy as the form shows it: a stage left `null` is cleared (the bid cap stays). */
 export interface PolicyUpdate {
   stopAfterIdleMinutes: number | null
   releaseAfterStoppedDays: number | null
   autoRelease: boolean
   off: boolean
-  /** The highest Vast.ai bid per GPU-hour, as a decimal string. */
-  bidCap: string | null
 }
 
 /** Set an instance's policy, or the default one (`instance` null). */
 export function keeperSetPolicy(instance: string | null, update: PolicyUpdate): Promise<Policy> {
   return call<Policy>('keeper_set_policy', { instance, ...update })
+}
+
+/** The highest Vast.ai bid per GPU-hour (a decimal string) `keeperBid` may place; the rest of the policy stays. */
+export function keeperSetBidCap(instance: string, bidCap: string): Promise<Policy> {
+  return call<Policy>('keeper_set_bid_cap', { instance, bidCap })
 }
 
 /** What keeping a stopped instance from the provider's clean-up costs, before anything is done. */

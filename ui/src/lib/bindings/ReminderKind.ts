@@ -3,4 +3,4 @@
 /**
  * What a reminder is about. The names are the CLI's and the UI's (`remind.kind.<name>`).
  */
-export type ReminderKind = "gpu_idle" | "over_planned" | "budget_50" | "budget_80" | "budget_100" | "release_due" | "wipe_deadline" | "backup_missing" | "stop_contradicted" | "released_but_listed";
+export type ReminderKind = "gpu_idle" | "over_planned" | "budget_50" | "budget_80" | "budget_100" | "release_due" | "wipe_deadline" | "backup_missing" | "stop_contradicted" | "released_but_listed" | "outbid" | "price_increase";

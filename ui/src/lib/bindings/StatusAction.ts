@@ -4,4 +4,4 @@
  * Something the user can do now. The list in [`InstanceStatus::actions`] is ordered by priority:
  * the first is the one the screen fills.
  */
-export type StatusAction = "power_on" | "stop" | "record_start" | "record_no_gpu" | "record_stop" | "check_again" | "release";
+export type StatusAction = "power_on" | "stop" | "record_start" | "record_no_gpu" | "record_stop" | "check_again" | "raise_bid" | "release";

@@ -3,4 +3,4 @@
 /**
  * Where an instance stands, all sources weighed.
  */
-export type StatusState = "created" | "running" | "running_no_gpu" | "stopped" | "stop_unconfirmed" | "missing_at_provider" | "released" | "released_but_listed";
+export type StatusState = "created" | "running" | "running_no_gpu" | "stopped" | "stop_unconfirmed" | "outbid" | "missing_at_provider" | "released" | "released_but_listed";

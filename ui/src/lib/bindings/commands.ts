@@ -99,6 +99,7 @@ export const COMMANDS = [
   'keeper_hunt_start',
   'keeper_hunt_stop',
   'keeper_set_policy',
+  'keeper_set_bid_cap',
   'keeper_keep_alive_quote',
   'keeper_keep_alive',
   'keeper_vast_look',

@@ -16,6 +16,7 @@ const STATES = [
   'missing_at_provider',
   'released',
   'released_but_listed',
+  'outbid',
 ] as const
 const sources = import.meta.glob<string>(['/src/**/*.svelte', '/src/**/*.ts', '!/src/**/*.test.ts'], {
   query: '?raw',
@@ -58,7 +59,7 @@ describe('message keys used by the UI', () => {
       'nav.': ['rentals', 'new_rental', 'estimate', 'settings'],
       'status_state.': STATES,
       'instance_status.header.': STATES,
-      'instance_status.action.': ['power_on', 'stop', 'record_start', 'record_no_gpu', 'record_stop', 'check_again', 'release'],
+      'instance_status.action.': ['power_on', 'stop', 'record_start', 'record_no_gpu', 'record_stop', 'check_again', 'raise_bid', 'release'],
       'instance_status.warnings.': [
         'stop_unconfirmed',
         'missing_at_provider',
@@ -73,6 +74,9 @@ describe('message keys used by the UI', () => {
         'price_unusual.far_from_earlier',
         'price_unusual.pays_for_the_card',
         'price_unusual.over_budget',
+        'outbid.with_bid',
+        'outbid.plain',
+        'price_increase_pending',
       ],
     }
     const missing = Object.entries(families).flatMap(([prefix, values]) =>

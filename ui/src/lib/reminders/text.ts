@@ -9,7 +9,9 @@ export function reminderValues(reminder: Reminder, lang: string, never: string):
   for (const [key, value] of Object.entries(reminder.params)) {
     if (value === undefined) continue
     if (key === 'used' || key === 'budget') values[key] = formatMoney(value, reminder.currency, lang)
-    else if (key === 'release_at' || key === 'wipe_at') values[key] = formatDateTime(value, lang)
+    else if (key === 'rate' || key === 'old' || key === 'new') values[key] = formatMoney(value, reminder.currency, lang)
+    else if (key === 'min_bid') values[key] = formatMoney(value, reminder.currency, lang, 2)
+    else if (key === 'release_at' || key === 'wipe_at' || key === 'since' || key === 'seen_at') values[key] = formatDateTime(value, lang)
     else if (key === 'last_backup') values[key] = value === '' ? never : formatDateTime(value, lang)
     else if (key === 'checked_at') values[key] = formatDateTime(value, lang)
     else if (key === 'month') values[key] = formatMonth(value, lang)
