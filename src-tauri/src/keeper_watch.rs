@@ -148,31 +148,23 @@ fn notify_desktop(app: &tauri::AppHandle, notice: &HuntNotice) {
         .try_state::<ReminderBoard>()
         .map(|board| board.labels())
         .unwrap_or_default();
-    let rate = labels
-        .per_hour
-        .replace("{rate}", &notice.price_per_hour.normalize().to_string())
-        .replace("{currency}", &notice.currency);
     let gpu = if notice.gpu_model.is_empty() {
         &notice.instance
     } else {
         &notice.gpu_model
     };
-    let since = notice
-        .since
-        .with_timezone(&chrono::Local)
-        .format("%H:%M")
-        .to_string();
+    let body = crate::tray::keeper_on_text(
+        &labels,
+        gpu,
+        notice.price_per_hour,
+        &notice.currency,
+        notice.since,
+    );
     let shown = app
         .notification()
         .builder()
         .title(format!("Leasehold · {}", notice.instance))
-        .body(
-            labels
-                .keeper_on
-                .replace("{gpu}", gpu)
-                .replace("{rate}", &rate)
-                .replace("{since}", &since),
-        )
+        .body(body)
         .show();
     if let Err(err) = shown {
         tracing::debug!(%err, "no desktop notification service");

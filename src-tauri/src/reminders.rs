@@ -68,6 +68,20 @@ pub struct TrayLabels {
     /// (see `keeper_watch`); `{rate}` is filled with the `per_hour` pattern.
     #[serde(default = "default_keeper_on")]
     pub keeper_on: String,
+    /// "{name} · waiting for a GPU ({tries} tries so far)": a hunt under way.
+    #[serde(default = "default_keeper_hunting")]
+    pub keeper_hunting: String,
+    /// "Power on {name} when a GPU frees up": start a hunt from the tray.
+    #[serde(default = "default_keeper_hunt_start")]
+    pub keeper_hunt_start: String,
+}
+
+fn default_keeper_hunting() -> String {
+    "{name} · waiting for a GPU ({tries} tries so far)".into()
+}
+
+fn default_keeper_hunt_start() -> String {
+    "Power on {name} when a GPU frees up".into()
 }
 
 fn default_may_cost() -> String {
@@ -95,6 +109,8 @@ impl Default for TrayLabels {
                     .into(),
             account_new_instance: "New instance on your {provider} account: {name}".into(),
             keeper_on: default_keeper_on(),
+            keeper_hunting: default_keeper_hunting(),
+            keeper_hunt_start: default_keeper_hunt_start(),
         }
     }
 }

@@ -1,14 +1,18 @@
 //! The tray icon: the instances that cost or may cost money now (core `status`: a stop not
-//! confirmed, a release the provider never made) with their rate and the total, "Open" and
-//! "Quit". The
-//! app keeps running here when its window is closed, so reminders still fire. Where the desktop
+//! confirmed, a release the provider never made) with their rate and the total; the keeper's
+//! lines (core `keeper::tray`: a hunt's success on its instance's line, each hunt under way,
+//! "Power on … when a GPU frees up" for a stopped instance an account can power on); "Open" and
+//! "Quit". The app keeps running here when its window is closed, so reminders still fire. Where the desktop
 //! has no tray (a bare X server, GNOME without the indicator extension) building it may fail or
 //! show nothing: the app then quits when its window closes, as before.
 
 use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
+use leasehold_core::account::Endpoints;
+use leasehold_core::keeper::{self, tray::TrayKeep, HuntLimits};
 use leasehold_core::status::{self, InstanceStatus, StatusState};
+use rust_decimal::Decimal;
 use serde::Serialize;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
@@ -29,7 +33,7 @@ pub fn build(app: &AppHandle) {
         tracing::warn!("no window icon for the tray");
         return;
     };
-    let menu = match menu(app, &board.labels(), &[]) {
+    let menu = match menu(app, &board.labels(), &[], &[]) {
         Ok(menu) => menu,
         Err(err) => {
             tracing::warn!(%err, "could not build the tray menu");
@@ -53,10 +57,35 @@ pub fn build(app: &AppHandle) {
     }
 }
 
-/// One line per instance that costs or may cost money now (id and text), and the total of what
-/// the ledger bills, per currency.
+/// "Your 4090 is on — billing ¥2.28/h since 14:03" at this computer's local time: a hunt's
+/// success, in the tray and in the desktop notice.
+pub fn keeper_on_text(
+    labels: &TrayLabels,
+    gpu: &str,
+    price_per_hour: Decimal,
+    currency: &str,
+    since: DateTime<Utc>,
+) -> String {
+    let rate = labels
+        .per_hour
+        .replace("{rate}", &price_per_hour.normalize().to_string())
+        .replace("{currency}", currency);
+    let since = since
+        .with_timezone(&chrono::Local)
+        .format("%H:%M")
+        .to_string();
+    labels
+        .keeper_on
+        .replace("{gpu}", gpu)
+        .replace("{rate}", &rate)
+        .replace("{since}", &since)
+}
+
+/// One line per instance that costs or may cost money now (id and text; a hunt's recent success
+/// said on its line), and the total of what the ledger bills, per currency.
 fn lines(
     statuses: &[InstanceStatus],
+    keeps: &[TrayKeep],
     labels: &TrayLabels,
 ) -> (Vec<(String, String)>, Option<String>) {
     let rate = |pattern: &str, amount: &str, currency: &str| {
@@ -71,7 +100,25 @@ fn lines(
         .map(|s| {
             let currency = s.currency.code();
             *totals.entry(currency.to_owned()).or_default() += s.cost_per_hour;
-            let text = if s.may_cost_per_hour > s.cost_per_hour {
+            let on = keeps.iter().find_map(|keep| match keep {
+                TrayKeep::On {
+                    instance,
+                    gpu_model,
+                    since,
+                    price_per_hour,
+                    currency,
+                } if *instance == s.instance => Some(keeper_on_text(
+                    labels,
+                    gpu_model,
+                    *price_per_hour,
+                    currency,
+                    *since,
+                )),
+                _ => None,
+            });
+            let text = if let Some(on) = on {
+                on
+            } else if s.may_cost_per_hour > s.cost_per_hour {
                 rate(&labels.may_cost, &s.may_cost_per_hour.to_string(), currency)
             } else {
                 rate(&labels.per_hour, &s.cost_per_hour.to_string(), currency)
@@ -93,13 +140,35 @@ fn lines(
     (items, total)
 }
 
+/// The hunts under way (open the instance) and the hunts one can start, with their menu ids.
+fn keeper_items(keeps: &[TrayKeep], labels: &TrayLabels) -> Vec<(String, String)> {
+    keeps
+        .iter()
+        .filter_map(|keep| match keep {
+            TrayKeep::Hunting { instance, tries } => Some((
+                format!("instance:{instance}"),
+                labels
+                    .keeper_hunting
+                    .replace("{name}", instance)
+                    .replace("{tries}", &tries.to_string()),
+            )),
+            TrayKeep::CanHunt { instance } => Some((
+                format!("hunt:{instance}"),
+                labels.keeper_hunt_start.replace("{name}", instance),
+            )),
+            TrayKeep::On { .. } => None,
+        })
+        .collect()
+}
+
 fn menu(
     app: &AppHandle,
     labels: &TrayLabels,
     statuses: &[InstanceStatus],
+    keeps: &[TrayKeep],
 ) -> tauri::Result<Menu<Wry>> {
     let menu = Menu::new(app)?;
-    let (items, total) = lines(statuses, labels);
+    let (items, total) = lines(statuses, keeps, labels);
     if items.is_empty() {
         menu.append(&MenuItem::with_id(
             app,
@@ -120,6 +189,13 @@ fn menu(
             false,
             None::<&str>,
         )?)?;
+    }
+    let keeper = keeper_items(keeps, labels);
+    if !keeper.is_empty() {
+        menu.append(&PredefinedMenuItem::separator(app)?)?;
+        for (id, text) in keeper {
+            menu.append(&MenuItem::with_id(app, id, text, true, None::<&str>)?)?;
+        }
     }
     menu.append(&PredefinedMenuItem::separator(app)?)?;
     menu.append(&MenuItem::with_id(
@@ -148,9 +224,12 @@ pub async fn refresh(app: &AppHandle, state: &AppState, board: &ReminderBoard, n
         return;
     };
     let statuses = status::all(&state.store, now).await.unwrap_or_default();
+    let keeps = keeper::tray::entries(&state.store, now)
+        .await
+        .unwrap_or_default();
     let labels = board.labels();
-    let (_, total) = lines(&statuses, &labels);
-    match menu(app, &labels, &statuses) {
+    let (_, total) = lines(&statuses, &keeps, &labels);
+    match menu(app, &labels, &statuses, &keeps) {
         Ok(menu) => {
             if let Err(err) = tray.set_menu(Some(menu)) {
                 tracing::warn!(%err, "could not update the tray menu");
@@ -182,6 +261,11 @@ fn on_menu(app: &AppHandle, id: &str) {
         let _ = app.emit(OPEN_INSTANCE_EVENT, name.to_owned());
         return;
     }
+    if let Some(name) = id.strip_prefix("hunt:") {
+        let (app, name) = (app.clone(), name.to_owned());
+        tauri::async_runtime::spawn(async move { start_hunt(&app, name).await });
+        return;
+    }
     match id {
         "open" => show_window(app),
         "quit" => {
@@ -189,6 +273,38 @@ fn on_menu(app: &AppHandle, id: &str) {
             tauri::async_runtime::spawn(async move { quit_or_ask(&app).await });
         }
         _ => {}
+    }
+}
+
+/// Start a power-on hunt with the default limits, as the instance page's button does; what
+/// went wrong opens the instance, where the Keeper card says why.
+async fn start_hunt(app: &AppHandle, name: String) {
+    let Some(state) = app.try_state::<AppState>() else {
+        return;
+    };
+    let started = match Endpoints::checked_from_env() {
+        Ok(endpoints) => keeper::start(&state.store, &name, HuntLimits::default(), state.now())
+            .await
+            .map(|_| endpoints)
+            .map_err(|err| err.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    match started {
+        Ok(endpoints) => {
+            state.hunts.spawn(
+                state.store.clone(),
+                state.clock.clone(),
+                endpoints,
+                name.clone(),
+            );
+            let board = app.state::<ReminderBoard>();
+            refresh(app, &state, &board, state.now()).await;
+        }
+        Err(err) => {
+            tracing::warn!(%err, instance = name, "the hunt could not start from the tray");
+            show_window(app);
+            let _ = app.emit(OPEN_INSTANCE_EVENT, name);
+        }
     }
 }
 

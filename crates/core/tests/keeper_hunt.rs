@@ -11,6 +11,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use leasehold_core::account::{self, AccountRef, Backoff, Endpoints, Provider};
 use leasehold_core::billing::{ledger, InstanceState};
 use leasehold_core::clock::FixedClock;
+use leasehold_core::keeper::tray::TrayKeep;
 use leasehold_core::keeper::{self, Action, GaveUp, HuntDeps, HuntLimits, Sleeper};
 use leasehold_core::ssh::Secret;
 use leasehold_core::stop::StopWait;
@@ -144,9 +145,23 @@ async fn no_stock_three_times_then_on_recorded_once_confirmed_and_told_once() {
         clock: &clock,
         sleeper: &skip,
     };
+    // Stopped and linked to an AutoDL account: the tray offers a hunt.
+    assert_eq!(
+        keeper::tray::entries(&store, at(9, 0)).await.unwrap(),
+        [TrayKeep::CanHunt {
+            instance: "lora".into()
+        }]
+    );
     keeper::start(&store, "lora", limits(7200, Some(dec!(10))), clock.now())
         .await
         .unwrap();
+    assert_eq!(
+        keeper::tray::entries(&store, at(9, 0)).await.unwrap(),
+        [TrayKeep::Hunting {
+            instance: "lora".into(),
+            tries: 0
+        }]
+    );
     let report = keeper::run(&store, "lora", &deps).await.unwrap();
     assert_eq!(report.tries, 4, "{report:?}");
     assert_eq!(report.gave_up, None);
@@ -161,6 +176,24 @@ async fn no_stock_three_times_then_on_recorded_once_confirmed_and_told_once() {
     let summary = ledger::show(&store, "lora", on_at).await.unwrap().summary;
     assert_eq!(summary.state, Some(InstanceState::Running));
     assert_eq!(summary.state_since, Some(on_at));
+
+    // The tray says so on its line for two hours, then it is one more running instance.
+    assert_eq!(
+        keeper::tray::entries(&store, on_at).await.unwrap(),
+        [TrayKeep::On {
+            instance: "lora".into(),
+            gpu_model: summary.gpu_model.clone(),
+            since: on_at,
+            price_per_hour: dec!(2.28),
+            currency: "CNY".into(),
+        }]
+    );
+    assert!(
+        keeper::tray::entries(&store, on_at + chrono::Duration::hours(3))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     let told = keeper::notices::take(&store, on_at).await.unwrap();
     assert_eq!(told.len(), 1);

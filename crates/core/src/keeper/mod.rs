@@ -15,7 +15,8 @@
 //! - [`policy`]: the two-stage policy (idle → stop, stopped → remind or, opted in and covered
 //!   by a backup, release), decided by the pure [`policy::next_step`]; [`list`] shows each
 //!   instance's hunt, deadline, policy and next step.
-//! - [`notices`]: a hunt's success told once.
+//! - [`notices`]: a hunt's success told once; [`tray`]: the tray's lines (hunts under way, a
+//!   success, a hunt to start).
 //! - [`vast`]: a Vast.ai interruptible instance outbid, its bid raised up to the policy's cap,
 //!   and a host's pending price increase accepted or rejected.
 
@@ -26,6 +27,7 @@ pub mod list;
 pub mod notices;
 pub mod policy;
 pub mod rules;
+pub mod tray;
 pub mod vast;
 
 pub use error::KeeperError;

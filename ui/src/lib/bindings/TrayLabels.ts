@@ -46,4 +46,12 @@ account_new_instance: string,
  * "Your {gpu} is on — billing {rate} since {since}" pattern: a power-on hunt's success
  * (see `keeper_watch`); `{rate}` is filled with the `per_hour` pattern.
  */
-keeper_on: string, };
+keeper_on: string, 
+/**
+ * "{name} · waiting for a GPU ({tries} tries so far)": a hunt under way.
+ */
+keeper_hunting: string, 
+/**
+ * "Power on {name} when a GPU frees up": start a hunt from the tray.
+ */
+keeper_hunt_start: string, };
