@@ -173,6 +173,7 @@ app_commands![
     status::instance_statuses,
     status::instance_match_gpu_count,
     status::instance_acknowledge_price,
+    status::instance_follow_up_dismiss,
 ];
 
 pub fn run() {

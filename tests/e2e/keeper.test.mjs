@@ -1,7 +1,8 @@
 // The keeper in the real window, against the AutoDL stand-in (tests/provider-standin) and a real
 // Secret Service: the stopped instance imported from the account shows its clean-up deadline; a
 // power-on hunt meets "no stock" twice (AutoDL's own words), keeps trying, and the third try powers
-// it on. Screenshots of the hunting and succeeded card in English and Chinese.
+// it on; the instance it brought up is followed to Connect and Verify (or "not now"). Screenshots of
+// the hunting and succeeded card in English and Chinese.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -81,6 +82,19 @@ describe('the keeper', () => {
     await screenshot(s, 'keeper-on-en')
   })
 
+  it('en: what the hunt powered on is followed to Connect and Verify, or left for later', async () => {
+    const nudge = await s.waitFor('[data-testid="status-warning"][data-code="status.not_verified"]', { timeoutMs: 30_000 })
+    assert.match(await nudge.text(), /The hunt got you the GPU/)
+    await s.scrollTo('[data-testid="status-warning"][data-code="status.not_verified"]')
+    await screenshot(s, 'keeper-follow-up-en')
+    const next = (await s.findAll('[data-testid="follow-up-verify"]')).length ? 'verify' : 'connect'
+    await s.click(`[data-testid="follow-up-${next}"]`)
+    await s.waitFor(`[data-testid="${next}"]`)
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"][data-name="lab-4090"]')
+    await s.waitFor('[data-testid="status-warning"][data-code="status.not_verified"]')
+  })
+
   it('zh-CN: the same card in Chinese', async () => {
     await switchLanguage(s, 'zh-CN')
     await goTo(s, 'rentals')
@@ -89,5 +103,10 @@ describe('the keeper', () => {
     assert.match(await s.text('[data-testid="keeper-hunt-state"]'), /2\.28/)
     await s.scrollTo('[data-testid="keeper-card"]')
     await screenshot(s, 'keeper-on-zh')
+    assert.match(await s.text('[data-testid="status-warning"][data-code="status.not_verified"]'), /环境检测/)
+    await s.click('[data-testid="follow-up-later"]')
+    await waitFor(async () => (await s.findAll('[data-testid="status-warning"][data-code="status.not_verified"]')).length === 0, {
+      what: '"Not now" to take the nudge away',
+    })
   })
 })

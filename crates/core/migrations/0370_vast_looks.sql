@@ -19,3 +19,12 @@ CREATE TABLE vast_looks (
     increase_new   TEXT,
     increase_seen  TEXT
 );
+
+-- An instance Leasehold itself brought up (a power-on hunt's success, a rental made in the app):
+-- until a Verify runs after `asked_at` (or the user says not now), its status says to connect
+-- and verify it before working on it.
+CREATE TABLE follow_ups (
+    instance_id  INTEGER PRIMARY KEY NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+    reason       TEXT    NOT NULL CHECK (reason IN ('hunt', 'rent')),
+    asked_at     TEXT    NOT NULL
+);

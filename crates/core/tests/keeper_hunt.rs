@@ -195,6 +195,27 @@ async fn no_stock_three_times_then_on_recorded_once_confirmed_and_told_once() {
             .is_empty()
     );
 
+    // Brought up by the hunt: connect and verify it before work, until "not now".
+    let status = leasehold_core::status::for_instance(&store, "lora", on_at)
+        .await
+        .unwrap();
+    let nudge = status
+        .warnings
+        .iter()
+        .find(|w| w.code == "status.not_verified")
+        .expect("connect and verify what the hunt powered on");
+    assert_eq!(nudge.params["reason"], "hunt");
+    leasehold_core::status::dismiss_follow_up(&store, "lora", on_at)
+        .await
+        .unwrap();
+    let status = leasehold_core::status::for_instance(&store, "lora", on_at)
+        .await
+        .unwrap();
+    assert!(status
+        .warnings
+        .iter()
+        .all(|w| w.code != "status.not_verified"));
+
     let told = keeper::notices::take(&store, on_at).await.unwrap();
     assert_eq!(told.len(), 1);
     assert!(

@@ -45,3 +45,13 @@ pub async fn instance_acknowledge_price(
 ) -> Result<InstanceStatus, ApiError> {
     Ok(status::acknowledge_price(&state.store, &instance, state.now()).await?)
 }
+
+/// "Not now" to connecting and verifying an instance Leasehold brought up itself.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn instance_follow_up_dismiss(
+    state: tauri::State<'_, AppState>,
+    instance: String,
+) -> Result<(), ApiError> {
+    Ok(status::dismiss_follow_up(&state.store, &instance, state.now()).await?)
+}

@@ -245,6 +245,9 @@ pub async fn run(
                 row.powered_on_at = Some(report.recorded_at.unwrap_or_else(|| deps.clock.now()));
                 row.last_answer = format!("powered on, confirmed by {}", report.provider.display());
                 save(store, &row).await?;
+                let mut conn = store.pool().acquire().await?;
+                let at = row.powered_on_at.unwrap_or_else(|| deps.clock.now());
+                crate::store::follow_ups::put(&mut conn, row.instance_id, "hunt", at).await?;
                 return Ok(HuntReport::from_row(name, &row));
             }
             Err(err) => match rules::classify(&err) {

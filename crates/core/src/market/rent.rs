@@ -546,6 +546,7 @@ async fn record(
         },
     )
     .await?;
+    crate::store::follow_ups::put(&mut tx, summary.id, "rent", now).await?;
     tx.commit().await.map_err(crate::store::StoreError::from)?;
     Ok(Rented {
         instance: request.name.clone(),

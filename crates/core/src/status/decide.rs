@@ -56,6 +56,12 @@ pub struct Known<'a> {
     pub price_flag: Option<&'a PriceWarning>,
     /// What Vast.ai last said of the rental's bid and of a host's pending price increase.
     pub vast: Option<&'a VastLookRow>,
+    /// Leasehold brought it up itself (`hunt` or `rent`) at this time, and asked for a Verify.
+    pub follow_up: Option<(&'a str, DateTime<Utc>)>,
+    /// When Verify last ran on it.
+    pub last_verified: Option<DateTime<Utc>>,
+    /// A way in over SSH is saved (by Connect or an account sync).
+    pub has_target: bool,
 }
 
 /// The status of the instance in `known` at `now`.
@@ -159,6 +165,7 @@ pub fn decide(known: &Known<'_>, now: DateTime<Utc>) -> Result<InstanceStatus, B
         decided.currency_differs(rules.as_ref());
         if state == StatusState::Running {
             decided.gpu_count(rules.as_ref(), since)?;
+            decided.not_verified(since);
         }
         if matches!(
             state,
@@ -308,6 +315,32 @@ impl Decided<'_, '_> {
             params.push(("min_bid", bid.normalize().to_string()));
         }
         self.warn(codes::OUTBID, message, &params);
+    }
+
+    /// Brought up by Leasehold (a hunt's success, a rental made in the app), on, and no Verify
+    /// since: the step before working on it is to connect (no saved way in yet), then Verify.
+    fn not_verified(&mut self, on_since: DateTime<Utc>) {
+        let Some((reason, asked_at)) = self.known.follow_up else {
+            return;
+        };
+        // A Verify from before this power-on says nothing about the machine now.
+        if self
+            .known
+            .last_verified
+            .is_some_and(|at| at >= asked_at.max(on_since))
+        {
+            return;
+        }
+        let message = if self.known.has_target {
+            "on, and not verified since it started: run Verify before you work on it"
+        } else {
+            "on, with no saved way in: connect, then run Verify before you work on it"
+        };
+        let params = [
+            ("reason", reason.to_owned()),
+            ("connected", self.known.has_target.to_string()),
+        ];
+        self.warn(codes::NOT_VERIFIED, message.to_owned(), &params);
     }
 
     /// A host's pending price increase, until it is accepted or rejected.

@@ -16,8 +16,10 @@ use crate::billing::ledger::{self, BrokenInstance, InstanceHistory};
 use crate::billing::price_check::{price_check, PriceCheckInput, PriceWarning};
 use crate::billing::{BillingError, EventKind, InstanceSummary, ProviderKey};
 use crate::catalog::recommend::prices_from_rentals;
+use crate::store::probe_runs::RunOwner;
 use crate::store::{
-    accounts, backups, gpu_minutes, price_acks, stop_checks, vast_looks, watchdog_looks, Store,
+    accounts, backups, follow_ups, gpu_minutes, price_acks, probe_runs, ssh_targets, stop_checks,
+    vast_looks, watchdog_looks, Store,
 };
 
 /// The status of `name` at `now`.
@@ -105,6 +107,12 @@ async fn status_of(
         .max();
     let acknowledged = price_acks::of_instance(&mut *conn, history.id).await?;
     let vast = vast_looks::of_instance(&mut *conn, history.id).await?;
+    let last_verified = probe_runs::list_probe_runs(&mut *conn, RunOwner::Instance(history.id), 1)
+        .await?
+        .first()
+        .map(|run| run.collected_at);
+    let has_target = ssh_targets::find(&mut *conn, history.id).await?.is_some();
+    let follow_up = follow_ups::of_instance(&mut *conn, history.id).await?;
     let price_flag = price_flag(history, rental, rentals, acknowledged);
     let known = Known {
         history,
@@ -116,6 +124,9 @@ async fn status_of(
         last_backup,
         price_flag: price_flag.as_ref(),
         vast: vast.as_ref(),
+        follow_up: follow_up.as_ref().map(|f| (f.reason.as_str(), f.asked_at)),
+        last_verified,
+        has_target,
     };
     Ok(decide(&known, now)?)
 }
@@ -277,4 +288,16 @@ pub async fn listing(store: &Store, now: DateTime<Utc>) -> Result<Listing, Statu
         }
     }
     Ok(listing)
+}
+
+/// "Not now" to connecting and verifying an instance Leasehold brought up: the nudge goes.
+pub async fn dismiss_follow_up(
+    store: &Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StatusError> {
+    let id = ledger::show(store, name, now).await?.summary.id;
+    let mut conn = store.pool().acquire().await?;
+    follow_ups::delete(&mut conn, id).await?;
+    Ok(())
 }

@@ -37,7 +37,9 @@ use crate::billing::{Currency, InstanceSummary};
 pub use decide::{decide, GpuLook, Known};
 pub use error::StatusError;
 pub use gpu_count::match_gpu_count;
-pub use load::{acknowledge_price, all, for_instance, listing, ListedInstance, Listing};
+pub use load::{
+    acknowledge_price, all, dismiss_follow_up, for_instance, listing, ListedInstance, Listing,
+};
 
 /// Where an instance stands, all sources weighed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -199,9 +201,10 @@ pub mod codes {
     pub const PRICE_UNUSUAL: &str = "status.price_unusual";
     pub const OUTBID: &str = "status.outbid";
     pub const PRICE_INCREASE_PENDING: &str = "status.price_increase_pending";
+    pub const NOT_VERIFIED: &str = "status.not_verified";
 
     /// Every code, for the UI's text check.
-    pub const ALL: [&str; 12] = [
+    pub const ALL: [&str; 13] = [
         STOP_UNCONFIRMED,
         MISSING_AT_PROVIDER,
         RELEASED_BUT_LISTED,
@@ -214,6 +217,7 @@ pub mod codes {
         STORAGE_RATE_UNKNOWN,
         OUTBID,
         PRICE_INCREASE_PENDING,
+        NOT_VERIFIED,
     ];
 }
 

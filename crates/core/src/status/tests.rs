@@ -34,6 +34,11 @@ struct Case {
     watchdog: Option<WatchdogLookRow>,
     price_flag: Option<PriceWarning>,
     vast: Option<VastLookRow>,
+    /// Leasehold brought it up (`hunt` or `rent`, minute); when Verify last ran (minute), and
+    /// whether a way in is saved.
+    follow_up: Option<(&'static str, i64)>,
+    last_verified: Option<i64>,
+    has_target: bool,
     /// Asked at t(now).
     now: i64,
 }
@@ -55,6 +60,9 @@ fn case(what: &'static str) -> Case {
         watchdog: None,
         price_flag: None,
         vast: None,
+        follow_up: None,
+        last_verified: None,
+        has_target: false,
         now: 120,
     }
 }
@@ -146,6 +154,9 @@ fn run(case: &Case) -> InstanceStatus {
         last_backup: None,
         price_flag: case.price_flag.as_ref(),
         vast: case.vast.as_ref(),
+        follow_up: case.follow_up.map(|(reason, at)| (reason, t(at))),
+        last_verified: case.last_verified.map(t),
+        has_target: case.has_target,
     };
     decide(&known, t(case.now)).unwrap_or_else(|err| panic!("{}: {err}", case.what))
 }
@@ -235,6 +246,18 @@ fn table() -> Vec<(Case, Expect)> {
         v
     };
     vec![
+        (
+            Case { events: running.clone(), follow_up: Some(("hunt", 10)), ..case("a hunt powered it on, never connected") },
+            Expect { state: S::Running, since: 10, cost: "2.50", may: "2.50", actions: &[Stop, RecordStop, Release], warnings: &[codes::NOT_VERIFIED] },
+        ),
+        (
+            Case { events: running.clone(), follow_up: Some(("rent", 0)), last_verified: Some(5), has_target: true, ..case("rented in the app, verified before it was on") },
+            Expect { state: S::Running, since: 10, cost: "2.50", may: "2.50", actions: &[Stop, RecordStop, Release], warnings: &[codes::NOT_VERIFIED] },
+        ),
+        (
+            Case { events: running.clone(), follow_up: Some(("hunt", 10)), last_verified: Some(11), has_target: true, ..case("a hunt's power-on, verified since") },
+            Expect { state: S::Running, since: 10, cost: "2.50", may: "2.50", actions: &[Stop, RecordStop, Release], warnings: &[] },
+        ),
         (
             Case { events: running.clone(), vast: Some(vast_look(true, 100)), ..vast("outbid, the ledger still says running") },
             Expect { state: S::Outbid, since: 10, cost: "0.44", may: "0.44", actions: &[RaiseBid, Release], warnings: &[codes::OUTBID] },

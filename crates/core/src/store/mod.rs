@@ -18,6 +18,7 @@ pub mod backups;
 pub mod bulk;
 pub mod conflict_replays;
 mod error;
+pub mod follow_ups;
 pub mod gpu_minutes;
 pub mod identity;
 pub mod instance_plans;

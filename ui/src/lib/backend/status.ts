@@ -22,3 +22,8 @@ export function instanceMatchGpuCount(instance: string): Promise<InstanceStatus>
 export function instanceAcknowledgePrice(instance: string): Promise<InstanceStatus> {
   return call<InstanceStatus>('instance_acknowledge_price', { instance })
 }
+
+/** "Not now" to connecting and verifying an instance Leasehold brought up (a hunt's success, a rental). */
+export function instanceFollowUpDismiss(instance: string): Promise<void> {
+  return call<void>('instance_follow_up_dismiss', { instance })
+}

@@ -144,6 +144,7 @@ export const COMMANDS = [
   'instance_statuses',
   'instance_match_gpu_count',
   'instance_acknowledge_price',
+  'instance_follow_up_dismiss',
 ] as const
 
 export type Command = (typeof COMMANDS)[number]

@@ -77,6 +77,8 @@ describe('message keys used by the UI', () => {
         'outbid.with_bid',
         'outbid.plain',
         'price_increase_pending',
+        'not_verified.hunt',
+        'not_verified.rent',
       ],
     }
     const missing = Object.entries(families).flatMap(([prefix, values]) =>
