@@ -1,8 +1,9 @@
 //! The background market refresh: every [`EVERY`] while the app runs, each provider's offers
 //! are fetched (core `market::refresh`, which keeps the last good offers and backs off after
 //! failures and 429s), then the market alerts that now hold are sent to the saved webhooks
-//! (core `market::alerts::fire_due`, at most once an hour each). The window hears of it
-//! through the `market-refreshed` event (Choose GPU reloads its offers).
+//! (core `market::alerts::refresh_and_fire`, at most once an hour each) and shown as a desktop
+//! notice in the UI's language. The window hears of it through the `market-refreshed` event
+//! (Choose GPU reloads its offers and alerts).
 
 use std::time::Duration;
 
@@ -29,13 +30,18 @@ pub fn start(app: tauri::AppHandle) {
             let Ok(endpoints) = Endpoints::checked_from_env() else {
                 continue;
             };
-            match market::refresh(&state.store, &endpoints, None, state.now()).await {
-                Ok(report) => {
-                    for failed in report.providers.iter().filter(|p| p.error.is_some()) {
+            match market::alerts::refresh_and_fire(&state.store, &endpoints, None, state.now())
+                .await
+            {
+                Ok(round) => {
+                    for failed in round.report.providers.iter().filter(|p| p.error.is_some()) {
                         tracing::info!(
                             provider = failed.provider.as_str(),
                             "market refresh failed; earlier offers kept"
                         );
+                    }
+                    for hit in &round.alerts {
+                        notify_desktop(&app, hit);
                     }
                 }
                 Err(err) => {
@@ -43,16 +49,39 @@ pub fn start(app: tauri::AppHandle) {
                     continue;
                 }
             }
-            match market::alerts::fire_due(&state.store, state.now()).await {
-                Ok(hits) if !hits.is_empty() => {
-                    tracing::info!(alerts = hits.len(), "market alerts sent");
-                }
-                Ok(_) => {}
-                Err(err) => tracing::warn!(%err, "market alerts could not be checked"),
-            }
             if let Err(err) = app.emit(MARKET_REFRESHED_EVENT, ()) {
                 tracing::debug!(%err, "no window to tell");
             }
         }
     });
+}
+
+/// "RTX 4090 at $0.33/h per GPU on Vast.ai (Texas, US)" in the UI's language
+/// (`TrayLabels.market_alert`).
+fn notify_desktop(app: &tauri::AppHandle, hit: &market::alerts::AlertHit) {
+    use tauri_plugin_notification::NotificationExt;
+    let labels = app
+        .try_state::<crate::reminders::ReminderBoard>()
+        .map(|board| board.labels())
+        .unwrap_or_default();
+    let offer = &hit.offer;
+    let price = labels
+        .per_hour
+        .replace("{rate}", &offer.price_per_gpu_hour.normalize().to_string())
+        .replace("{currency}", &offer.currency);
+    let body = labels
+        .market_alert
+        .replace("{gpu}", &offer.gpu)
+        .replace("{price}", &price)
+        .replace("{provider}", offer.provider.display())
+        .replace("{region}", offer.region.as_deref().unwrap_or("—"));
+    let shown = app
+        .notification()
+        .builder()
+        .title("Leasehold")
+        .body(body)
+        .show();
+    if let Err(err) = shown {
+        tracing::debug!(%err, "no desktop notification service");
+    }
 }

@@ -74,6 +74,14 @@ pub struct TrayLabels {
     /// "Power on {name} when a GPU frees up": start a hunt from the tray.
     #[serde(default = "default_keeper_hunt_start")]
     pub keeper_hunt_start: String,
+    /// "{gpu} at {price} per GPU on {provider} ({region})": a market alert that holds;
+    /// `{price}` is filled with the `per_hour` pattern.
+    #[serde(default = "default_market_alert")]
+    pub market_alert: String,
+}
+
+fn default_market_alert() -> String {
+    "{gpu} at {price} per GPU on {provider} ({region})".into()
 }
 
 fn default_keeper_hunting() -> String {
@@ -111,6 +119,7 @@ impl Default for TrayLabels {
             keeper_on: default_keeper_on(),
             keeper_hunting: default_keeper_hunting(),
             keeper_hunt_start: default_keeper_hunt_start(),
+            market_alert: default_market_alert(),
         }
     }
 }

@@ -1,7 +1,8 @@
 // The market in the real window, against the Vast.ai stand-in (tests/provider-standin): Choose
 // GPU shows the offers that fit the task with their age and a converted price, Refresh fetches
 // them, and Rent… reviews an offer (price confirmed, a cap) and rents it through Vast.ai's
-// documented create call; the new rental opens, recorded as created. Both languages.
+// documented create call; the new rental opens, recorded as created; a price alert set under the
+// offers fires at the next refresh, once. Both languages.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -110,6 +111,29 @@ describe('the market', () => {
     await screenshot(s, 'en/93-market-rented')
   })
 
+  it('en: a price alert added under the offers fires at the next refresh, once', async () => {
+    await goTo(s, 'choose-gpu')
+    await s.waitFor('[data-testid="market-alerts"]')
+    await s.type('[data-testid="market-alert-gpu"]', 'RTX 4090')
+    await s.select('[data-testid="market-alert-kind"]', 'below')
+    await s.type('[data-testid="market-alert-below"]', '0.45')
+    await s.select('[data-testid="market-alert-currency"]', 'USD')
+    await s.click('[data-testid="market-alert-add"]')
+    await s.waitFor('[data-testid="market-alert"]')
+    assert.match(await s.text('[data-testid="market-alert"]'), /under \$0\.45\/h per GPU/)
+    assert.match(await s.text('[data-testid="market-alert"]'), /Not told yet/)
+    await s.click('[data-testid="market-refresh"]')
+    const hit = await s.waitFor('[data-testid="market-alert-hit"]', { timeoutMs: 30_000 })
+    // The 4090 at $0.35 was rented above; the one at $0.42 is still under $0.45.
+    assert.match(await hit.text(), /RTX 4090 at \$0\.(35|42)\/h per GPU on Vast\.ai \((Texas, US|Quebec, CA)\)/)
+    await waitFor(async () => /Last told at/.test(await s.text('[data-testid="market-alert"]')), { what: 'the alert marked as told' })
+    await s.scrollTo('[data-testid="market-alerts"]')
+    await screenshot(s, 'en/94-market-alert')
+    // Told at most once an hour: the next refresh sets nothing off.
+    await s.click('[data-testid="market-refresh"]')
+    await waitFor(async () => (await s.findAll('[data-testid="market-alert-hit"]')).length === 0, { what: 'no second telling within the hour' })
+  })
+
   it('zh-CN: the market and its review in Chinese', async () => {
     await switchLanguage(s, 'zh-CN')
     await goTo(s, 'choose-gpu')
@@ -125,5 +149,10 @@ describe('the market', () => {
     assert.match(await s.text('[data-testid="rent-dialog"]'), /从创建那一刻开始计费/)
     await screenshot(s, 'zh-CN/91-market-review')
     await s.click('[data-testid="rent-cancel"]')
+    await s.scrollTo('[data-testid="market-alerts"]')
+    assert.match(await s.text('[data-testid="market-alert"]'), /低于/)
+    await screenshot(s, 'zh-CN/94-market-alert')
+    await s.click('[data-testid="market-alert-remove"]')
+    await s.waitFor('[data-testid="market-alerts-empty"]')
   })
 })

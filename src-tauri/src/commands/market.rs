@@ -1,11 +1,12 @@
-//! The market on Choose GPU (core `market`): the live offers for the task, a refresh on demand,
-//! the review's defaults, and renting an offer through the provider's create call.
+//! The market on Choose GPU (core `market`): the live offers for the task, a refresh on demand
+//! (and the alerts it sets off), the price alerts, the review's defaults, and renting an offer
+//! through the provider's create call.
 
 use leasehold_core::account::{Endpoints, Provider};
 use leasehold_core::catalog::recommend::RecommendRequest;
+use leasehold_core::market::alerts::{self, Alert, AlertRule, RefreshRound};
 use leasehold_core::market::rent::{self, RentDefaults, RentRequest, Rented};
 use leasehold_core::market::view::{self, MarketView};
-use leasehold_core::market::{self, RefreshReport};
 use leasehold_core::ApiError;
 use tracing::instrument;
 
@@ -22,17 +23,45 @@ pub async fn market_for_task(
     Ok(view::for_request(&state.store, &request, &currency).await?)
 }
 
-/// Fetch every provider's offers now (the app also does every 15 minutes).
+/// Fetch every provider's offers now (the app also does every 15 minutes), and fire the alerts
+/// that now hold.
 #[tauri::command]
 #[instrument(skip(state), err(Debug))]
-pub async fn market_refresh(state: tauri::State<'_, AppState>) -> Result<RefreshReport, ApiError> {
-    Ok(market::refresh(
+pub async fn market_refresh(state: tauri::State<'_, AppState>) -> Result<RefreshRound, ApiError> {
+    Ok(alerts::refresh_and_fire(
         &state.store,
         &Endpoints::checked_from_env()?,
         None,
         state.now(),
     )
     .await?)
+}
+
+/// Every price alert, oldest first.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn market_alerts(state: tauri::State<'_, AppState>) -> Result<Vec<Alert>, ApiError> {
+    Ok(alerts::list(&state.store).await?)
+}
+
+/// Watch for `gpu` below a price or back in stock.
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn market_alert_add(
+    state: tauri::State<'_, AppState>,
+    gpu: String,
+    rule: AlertRule,
+) -> Result<Alert, ApiError> {
+    Ok(alerts::add(&state.store, &gpu, rule, state.now()).await?)
+}
+
+#[tauri::command]
+#[instrument(skip(state), err(Debug))]
+pub async fn market_alert_remove(
+    state: tauri::State<'_, AppState>,
+    id: i64,
+) -> Result<(), ApiError> {
+    Ok(alerts::remove(&state.store, id).await?)
 }
 
 /// What the review screen starts from: the image, the disk and the user's public key.

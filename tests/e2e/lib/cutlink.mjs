@@ -1,11 +1,13 @@
 // A link between the app and a test host that can be cut: a TCP relay on 127.0.0.1 in front of
 // sshd. `cut()` drops every carried connection at once and refuses new ones, as a laptop that
 // loses its network does to a rented machine; `restore()` lets connections through again. The
-// job on the host is not touched: only the path to it goes away.
+// job on the host is not touched: only the path to it goes away. `stall()` holds back what the host
+// sends (a link that stops carrying, the connection still open) until `flow()`.
 import net from 'node:net'
 
 export async function startCutLink(targetPort) {
   let cut = false
+  let stalled = false
   const carried = new Set()
   const server = net.createServer((client) => {
     if (cut) {
@@ -25,7 +27,7 @@ export async function startCutLink(targetPort) {
     client.on('close', drop)
     upstream.on('close', drop)
     client.pipe(upstream)
-    upstream.pipe(client)
+    if (!stalled) upstream.pipe(client)
   })
   await new Promise((resolve, reject) => {
     server.once('error', reject)
@@ -47,6 +49,15 @@ export async function startCutLink(targetPort) {
     },
     restore() {
       cut = false
+    },
+    /** Hold back everything the host sends; nothing is dropped. */
+    stall() {
+      stalled = true
+      for (const { client, upstream } of carried) upstream.unpipe(client)
+    },
+    flow() {
+      stalled = false
+      for (const { client, upstream } of carried) upstream.pipe(client)
     },
     async stop() {
       this.cut()

@@ -272,6 +272,28 @@ pub async fn fire_due(store: &Store, now: DateTime<Utc>) -> Result<Vec<AlertHit>
     Ok(due)
 }
 
+/// One refresh of every provider's offers and the alerts it set off: what the app's background
+/// loop and its Refresh button both do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct RefreshRound {
+    pub report: super::RefreshReport,
+    /// The alerts that hold now and were not told within the last hour (told now, webhooks too).
+    pub alerts: Vec<AlertHit>,
+}
+
+/// Refresh the offers (`only` one provider, or all), then fire the alerts that now hold.
+pub async fn refresh_and_fire(
+    store: &Store,
+    endpoints: &crate::account::Endpoints,
+    only: Option<crate::account::Provider>,
+    now: DateTime<Utc>,
+) -> Result<RefreshRound, MarketError> {
+    let report = super::refresh(store, endpoints, only, now).await?;
+    let alerts = fire_due(store, now).await?;
+    Ok(RefreshRound { report, alerts })
+}
+
 #[cfg(test)]
 #[path = "alerts_tests.rs"]
 mod tests;

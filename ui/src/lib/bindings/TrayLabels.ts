@@ -54,4 +54,9 @@ keeper_hunting: string,
 /**
  * "Power on {name} when a GPU frees up": start a hunt from the tray.
  */
-keeper_hunt_start: string, };
+keeper_hunt_start: string, 
+/**
+ * "{gpu} at {price} per GPU on {provider} ({region})": a market alert that holds;
+ * `{price}` is filled with the `per_hour` pattern.
+ */
+market_alert: string, };
