@@ -1,18 +1,15 @@
 //! The keeper in the background: hunts left `hunting` when the app last closed are picked up
-//! at start ([`start`]), one loop per instance at most ([`HuntRunners`], shared with
-//! `keeper_hunt_start`), and every [`EVERY`] a hunt's success is told once (core
+//! at start ([`start`]), one loop per instance at most (`hunt_runners::HuntRunners`, shared with
+//! `keeper_hunt_start` and the tray), and every [`EVERY`] a hunt's success is told once (core
 //! `keeper::notices::take`, which marks it told): a desktop notice and the saved webhooks.
 //! Every [`VAST_EVERY`] each Vast.ai rental is looked at (`keeper::vast::watch`): Vast.ai's
 //! own notices only reach a public HTTPS address, so an outbid or a host's price rise is found
 //! here and told by the reminders. Each step is one call into core.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use leasehold_core::account::{Backoff, Endpoints};
-use leasehold_core::keeper::{self, notices::HuntNotice, HuntDeps, TokioSleeper};
-use leasehold_core::stop::StopWait;
+use leasehold_core::keeper::{self, notices::HuntNotice};
 use leasehold_core::store::Store;
 use leasehold_core::webhook::{self, saved, WebhookMessage};
 use tauri::Manager;
@@ -24,46 +21,6 @@ pub const EVERY: Duration = Duration::from_secs(10);
 /// How often Vast.ai is asked about outbids and price rises: soon enough that an outbid GPU
 /// can still be won back, rare enough for Vast.ai's rate limits.
 pub const VAST_EVERY: Duration = Duration::from_secs(300);
-
-/// The instances whose hunt loop runs in this app, so a second start never runs a second loop.
-#[derive(Clone, Default)]
-pub struct HuntRunners(Arc<Mutex<HashSet<String>>>);
-
-impl HuntRunners {
-    /// Run `name`'s hunt (already started in core) in the background, unless it runs already.
-    pub fn spawn(
-        &self,
-        store: Store,
-        clock: Arc<dyn leasehold_core::Clock>,
-        endpoints: Endpoints,
-        name: String,
-    ) {
-        {
-            let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
-            if !running.insert(name.clone()) {
-                return;
-            }
-        }
-        let runners = self.clone();
-        tauri::async_runtime::spawn(async move {
-            let deps = HuntDeps {
-                endpoints: &endpoints,
-                backoff: Backoff::default(),
-                wait: StopWait::default(),
-                clock: clock.as_ref(),
-                sleeper: &TokioSleeper,
-            };
-            if let Err(err) = keeper::run(&store, &name, &deps).await {
-                tracing::warn!(%err, instance = name, "the power-on hunt failed");
-            }
-            runners
-                .0
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&name);
-        });
-    }
-}
 
 /// Pick up the hunts under way, then tell each success once, every [`EVERY`].
 pub fn start(app: tauri::AppHandle) {

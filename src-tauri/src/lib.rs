@@ -1,7 +1,9 @@
 //! The desktop shell: window, state and thin commands. Every decision lives in leasehold-core.
 
 mod accounts_watch;
+mod background;
 mod commands;
+mod hunt_runners;
 mod jobs_watch;
 mod keeper_watch;
 mod logging;
@@ -231,7 +233,10 @@ pub fn run() {
                 .map_err(|_| "the database thread stopped unexpectedly".to_owned())?;
             let startup = Startup::new(db_path, log_dir);
             match opened {
-                Ok(store) => startup.opened(app.handle(), store, None),
+                Ok(store) => {
+                    startup.opened(app.handle(), store, None);
+                    background::after_open(app.handle());
+                }
                 Err(failure) => startup.failed(failure),
             }
             app.manage(startup);

@@ -30,7 +30,7 @@ pub struct AppState {
     /// Backups, followed installs, stops and releases running now: an update waits for them.
     pub running_work: Arc<RunningWork>,
     /// The power-on hunts whose loop runs in this app (`keeper_watch`).
-    pub hunts: crate::keeper_watch::HuntRunners,
+    pub hunts: crate::hunt_runners::HuntRunners,
 }
 
 impl AppState {
@@ -53,7 +53,7 @@ impl AppState {
             clock: Arc::new(SystemClock),
             monitor_languages: StreamLanguages::default(),
             running_work: Arc::default(),
-            hunts: crate::keeper_watch::HuntRunners::default(),
+            hunts: crate::hunt_runners::HuntRunners::default(),
         }
     }
 
@@ -89,8 +89,6 @@ pub struct Startup {
     /// "Now" for the recovery actions (the time in a kept file's name).
     pub clock: Arc<dyn Clock>,
     status: std::sync::Mutex<StoreStatus>,
-    /// The background GPU sampler and job watch start with the first open store, once.
-    background_sampler: std::sync::Once,
 }
 
 /// What the UI asks first: can the app start, and on what.
@@ -112,7 +110,6 @@ impl Startup {
             log_dir,
             clock: Arc::new(SystemClock),
             status: std::sync::Mutex::default(),
-            background_sampler: std::sync::Once::new(),
         }
     }
 
@@ -125,15 +122,7 @@ impl Startup {
     pub fn opened(&self, app: &tauri::AppHandle, store: Store, read_only_copy: Option<PathBuf>) {
         use tauri::Manager;
         let state = AppState::new(store, self.db_path.clone(), self.log_dir.clone());
-        crate::commands::team::start_background_sync(&state);
         app.manage(state);
-        self.background_sampler.call_once(|| {
-            crate::commands::monitor::spawn_background_sampler(app.clone());
-            crate::jobs_watch::start(app.clone());
-            crate::accounts_watch::start(app.clone());
-            crate::market_watch::start(app.clone());
-            crate::keeper_watch::start(app.clone());
-        });
         let mut status = self.lock();
         status.failure = None;
         status.read_only_copy = read_only_copy.map(|p| p.display().to_string());

@@ -18,6 +18,7 @@ pub mod keeper;
 pub mod market;
 pub mod monitor;
 pub mod paths;
+pub mod price_check;
 pub mod printable;
 pub mod probe;
 pub mod redact;

@@ -5,9 +5,9 @@
 use chrono::{DateTime, Utc};
 use leasehold_core::billing::{
     self, ledger, CostEstimate, EstimateInput, Forecast, InstanceDetail, InstanceSummary,
-    NewInstance, PowerAction, PriceCheck, PriceCheckInput, ProviderPreset, RentVsBuy,
-    RentVsBuyInput,
+    NewInstance, PowerAction, ProviderPreset, RentVsBuy, RentVsBuyInput,
 };
+use leasehold_core::price_check::{PriceCheck, PriceCheckInput};
 use leasehold_core::ApiError;
 
 use crate::state::AppState;
@@ -97,5 +97,5 @@ pub async fn price_check(
     state: tauri::State<'_, AppState>,
     input: PriceCheckInput,
 ) -> Result<PriceCheck, ApiError> {
-    Ok(billing::price_check::check_in_store(&state.store, &input, state.now()).await?)
+    Ok(leasehold_core::price_check::check_in_store(&state.store, &input, state.now()).await?)
 }

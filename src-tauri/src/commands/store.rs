@@ -22,7 +22,10 @@ pub async fn store_retry(
     startup: tauri::State<'_, Startup>,
 ) -> Result<StoreStatus, ApiError> {
     match recovery::open_or_explain(&startup.db_path).await {
-        Ok(store) => startup.opened(&app, store, None),
+        Ok(store) => {
+            startup.opened(&app, store, None);
+            crate::background::after_open(&app);
+        }
         Err(failure) => startup.failed(failure),
     }
     Ok(startup.status())
@@ -38,6 +41,7 @@ pub async fn store_open_copy(
     let (store, copy) =
         recovery::open_private_read_only_copy(&startup.db_path, startup.clock.now()).await?;
     startup.opened(&app, store, Some(copy));
+    crate::background::after_open(&app);
     Ok(startup.status())
 }
 
@@ -51,6 +55,7 @@ pub async fn store_start_fresh(
     let (store, kept) = recovery::start_fresh(&startup.db_path, startup.clock.now()).await?;
     startup.kept_as(&kept);
     startup.opened(&app, store, None);
+    crate::background::after_open(&app);
     Ok(startup.status())
 }
 

@@ -176,9 +176,9 @@ pub fn per_gpu_price(price: Decimal, gpus: u32) -> Decimal {
 }
 
 /// Whether `new` is 3× `old` or more, or a third of it or less: the rule
-/// [`crate::billing::price_check`] asks a question at.
+/// [`crate::price_check`] asks a question at.
 pub fn far_apart(new: Decimal, old: Decimal) -> bool {
-    crate::billing::price_check::far_from(new, old)
+    crate::price_check::far_from(new, old)
 }
 
 /// The rules an imported instance starts with: the preset's, the provider's price.

@@ -42,15 +42,8 @@ pub struct Charges {
     pub traffic: Decimal,
 }
 
-/// `a + b`, or `billing.amount_overflow` naming what was being added.
-pub(crate) fn add(what: &'static str, a: Decimal, b: Decimal) -> Result<Decimal, BillingError> {
-    a.checked_add(b).ok_or(BillingError::Overflow { what })
-}
-
-/// `a × b`, or `billing.amount_overflow` naming what was being multiplied.
-pub(crate) fn mul(what: &'static str, a: Decimal, b: Decimal) -> Result<Decimal, BillingError> {
-    a.checked_mul(b).ok_or(BillingError::Overflow { what })
-}
+// The engine's callers add and multiply through it; the checked arithmetic itself lives with money.
+pub(crate) use super::money::{add, mul};
 
 impl Charges {
     fn add(&mut self, other: &Self) -> Result<(), BillingError> {

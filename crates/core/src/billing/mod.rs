@@ -11,15 +11,11 @@
 //! - [`events`]: the event state machine; [`engine`]: cost over intervals, burn rate, wipe date.
 //! - [`ledger`]: the API over the store the app and the CLI call; [`report`]: what it returns.
 //! - [`estimate`]: pricing a job before renting; [`rent_vs_buy`]: the break-even month.
-//! - [`price_check`]: a price far from what was paid before, one that pays for the card, a plan
-//!   that outspends its budget; [`exchange`]: the fixed, dated rate table those checks convert with.
+//! - [`exchange`]: the fixed, dated rate table the price checks (`crate::price_check`, a module
+//!   of its own because it reads the GPU catalog, which reads the ledger) convert with.
 //!
 //! Details kept here from the old architecture map: each preset also carries the currency the
-//! provider bills in; `report::BudgetUse`'s `urgency` is what every budget bar reads. `price_check`
-//! questions a price per GPU-hour at ≥ 3× or ≤ ⅓ of what this user paid for the same GPU
-//! (`FAR_FACTOR`), one that pays for the card within 168 h (`PAYBACK_HOURS`), and yuan in a dollar
-//! preset. New rental's review calls it; `price_check::check_in_store` reads the earlier prices
-//! from the store itself.
+//! provider bills in; `report::BudgetUse`'s `urgency` is what every budget bar reads.
 
 pub mod engine;
 mod error;
@@ -30,7 +26,6 @@ pub mod ledger;
 pub mod money;
 pub(crate) mod new_instance;
 pub mod presets;
-pub mod price_check;
 pub mod rent_vs_buy;
 pub mod report;
 pub(crate) mod rows;
@@ -42,7 +37,6 @@ pub use events::{EventKind, InstanceState, LedgerEvent};
 pub use money::Currency;
 pub use new_instance::{NewInstance, PowerAction};
 pub use presets::{presets, MachineKind, ProviderKey, ProviderPreset};
-pub use price_check::{price_check, PriceCheck, PriceCheckInput, PriceWarning};
 pub use rent_vs_buy::{rent_vs_buy, MonthCost, RentVsBuy, RentVsBuyInput};
 pub use report::{
     BudgetUse, CostBreakdown, CostInterval, CostReport, EventView, Forecast, InstanceDetail,

@@ -8,6 +8,16 @@ use ts_rs::TS;
 
 use super::BillingError;
 
+/// `a + b`, or `billing.amount_overflow` naming what was being added.
+pub(crate) fn add(what: &'static str, a: Decimal, b: Decimal) -> Result<Decimal, BillingError> {
+    a.checked_add(b).ok_or(BillingError::Overflow { what })
+}
+
+/// `a × b`, or `billing.amount_overflow` naming what was being multiplied.
+pub(crate) fn mul(what: &'static str, a: Decimal, b: Decimal) -> Result<Decimal, BillingError> {
+    a.checked_mul(b).ok_or(BillingError::Overflow { what })
+}
+
 /// ISO 4217 codes a GPU renter is likely to be billed in. A short list we can vouch for beats
 /// accepting any three letters: a typo such as `CYN` must be caught, not stored.
 const KNOWN_CURRENCIES: &[&str] = &[

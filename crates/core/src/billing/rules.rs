@@ -259,7 +259,7 @@ impl BillingRules {
 
     /// Hourly price of the whole instance while its GPUs run.
     pub fn compute_rate(&self) -> Result<Decimal, BillingError> {
-        super::engine::mul(
+        super::money::mul(
             "hourly rate",
             self.price_per_gpu_hour,
             Decimal::from(self.gpu_count),
@@ -268,9 +268,9 @@ impl BillingRules {
 
     /// Hourly fees charged in every billed state: data disk + snapshot + public IP.
     pub fn fixed_fees_per_hour(&self) -> Result<Decimal, BillingError> {
-        super::engine::add(
+        super::money::add(
             "hourly fees",
-            super::engine::add(
+            super::money::add(
                 "hourly fees",
                 self.data_disk_per_hour,
                 self.snapshot_per_hour,

@@ -9,9 +9,9 @@ use std::sync::Mutex;
 use chrono::Duration;
 use tokio::sync::watch;
 
+use super::event::MonitorEvent;
 use super::findings::FindingContext;
 use super::history::{self, MinuteAggregator};
-use super::sample::MonitorEvent;
 use super::{MonitorError, SamplerOptions};
 use crate::billing::ledger;
 use crate::clock::Clock;

@@ -8,9 +8,8 @@ use nvml_wrapper::enum_wrappers::device::{Clock as NvmlClock, PcieUtilCounter, T
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::{Device, Nvml};
 
-use super::sample::{
-    ComputeProcess, GpuReading, MonitorEvent, ProcessList, Sample, ThrottleReason,
-};
+use super::event::MonitorEvent;
+use super::sample::{ComputeProcess, GpuReading, ProcessList, Sample, ThrottleReason};
 use super::{consume, FindingContext, MonitorError, SamplerOptions};
 use crate::clock::Clock;
 

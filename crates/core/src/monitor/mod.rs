@@ -28,11 +28,13 @@
 
 pub mod background;
 mod error;
+pub mod event;
 pub mod fields;
 pub mod findings;
 pub mod history;
 pub mod live;
 pub mod local;
+mod options;
 pub mod parse;
 pub mod sample;
 mod stream;
@@ -40,98 +42,20 @@ pub mod summary;
 pub mod window;
 
 use std::ops::ControlFlow;
-use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::watch;
 
 use crate::clock::Clock;
 use crate::diagnose::Lang;
-use crate::shell;
 use crate::target::Target;
 
 pub use error::MonitorError;
+pub use event::MonitorEvent;
 pub use findings::{FindingContext, LiveFinding};
-pub use sample::{
-    ComputeProcess, GapReason, GpuReading, MonitorEvent, ProcessList, Sample, ThrottleReason,
-};
+pub use options::{SamplerOptions, DEFAULT_INTERVAL, MIN_INTERVAL};
+pub use sample::{ComputeProcess, GapReason, GpuReading, ProcessList, Sample, ThrottleReason};
 pub use window::LiveWindow;
-
-/// Shortest sampling interval: nvidia-smi's own loop gets unreliable below this, and nothing a
-/// person watches needs it.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
-/// One sample a second (gpustat's default; nvitop uses 2 s).
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
-
-/// How the sampler runs.
-#[derive(Debug, Clone)]
-pub struct SamplerOptions {
-    pub interval: Duration,
-    /// How often the compute processes are listed.
-    pub processes_every: Duration,
-    /// Longest wait between restarts of a failing stream.
-    pub max_backoff: Duration,
-    path_prefix: Vec<String>,
-    env: Vec<(String, String)>,
-}
-
-impl SamplerOptions {
-    pub fn new(interval: Duration) -> Result<Self, MonitorError> {
-        if interval < MIN_INTERVAL {
-            return Err(MonitorError::IntervalTooShort {
-                min: MIN_INTERVAL,
-                got: interval,
-            });
-        }
-        Ok(Self {
-            interval,
-            processes_every: Duration::from_secs(5),
-            max_backoff: Duration::from_secs(15),
-            path_prefix: Vec::new(),
-            env: Vec::new(),
-        })
-    }
-
-    /// A stream silent for this long is stalled and started again.
-    pub fn stall_after(&self) -> Duration {
-        (self.interval * 3).max(Duration::from_secs(3))
-    }
-
-    /// Put a directory first on the instance's PATH (tests: the fake `nvidia-smi`).
-    pub fn path_prefix(mut self, dir: impl Into<String>) -> Self {
-        self.path_prefix.push(dir.into());
-        self
-    }
-
-    /// Set an environment variable for the streams; `None` when `name` is not a shell name.
-    pub fn env(mut self, name: &str, value: impl Into<String>) -> Option<Self> {
-        let valid = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        valid.then(|| {
-            self.env.push((name.to_owned(), value.into()));
-            self
-        })
-    }
-
-    fn prelude(&self) -> String {
-        let mut out = String::new();
-        if !self.path_prefix.is_empty() {
-            let dirs: Vec<String> = self
-                .path_prefix
-                .iter()
-                .map(|d| shell::quote(d).into_owned())
-                .collect();
-            out.push_str(&format!("PATH={}:\"$PATH\"; export PATH; ", dirs.join(":")));
-        }
-        for (name, value) in &self.env {
-            out.push_str(&format!("{name}={}; export {name}; ", shell::quote(value)));
-        }
-        out
-    }
-}
 
 /// Turns the raw events into what a consumer sees: processes matched to GPUs, the window kept,
 /// and a `Findings` event (before the sample it was drawn from) whenever the findings change.

@@ -1,10 +1,8 @@
-//! What one look at the GPUs yields, and the events the sampler hands on.
+//! What one look at the GPUs yields (the events the sampler hands on are in `event`).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
-
-use super::findings::LiveFinding;
 
 /// Why the clocks are held back, from the driver's "clocks event reasons" bitmask (called
 /// "clocks throttle reasons" before driver 535). `GpuIdle` is left out: an idle card slowing
@@ -158,25 +156,4 @@ pub enum GapReason {
     Ended,
     /// The stream could not be started again yet.
     Unreachable,
-}
-
-/// What the sampler hands on, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[ts(export)]
-pub enum MonitorEvent {
-    Sample(Sample),
-    Processes(ProcessList),
-    /// No samples from `since` (the last good one) until the series continues; charts draw a
-    /// break here, never a made-up value.
-    Gap {
-        at: DateTime<Utc>,
-        since: Option<DateTime<Utc>>,
-        reason: GapReason,
-    },
-    /// The live findings changed (sent when the set of codes and GPUs changes).
-    Findings {
-        at: DateTime<Utc>,
-        findings: Vec<LiveFinding>,
-    },
 }

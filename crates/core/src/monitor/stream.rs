@@ -13,10 +13,12 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Instant;
 
+use super::error::MonitorError;
+use super::event::MonitorEvent;
 use super::fields::{processes_command, QueryFields};
+use super::options::SamplerOptions;
 use super::parse::{ProcessAssembler, SampleAssembler};
-use super::sample::{GapReason, MonitorEvent, ProcessList, Sample};
-use super::{MonitorError, SamplerOptions};
+use super::sample::{GapReason, ProcessList, Sample};
 use crate::clock::Clock;
 use crate::target::{CommandSpec, LineSplitter, OutputStream, Target, TargetError};
 

@@ -15,10 +15,10 @@ use super::{Fact, FactSource, InstanceStatus, StatusAction, StatusState, StatusW
 use crate::billing::engine::{self, Costing};
 use crate::billing::ledger::InstanceHistory;
 use crate::billing::money::display_rate;
-use crate::billing::price_check::PriceWarning;
 use crate::billing::{
     BillingError, BillingRules, EventKind, InstanceState, ProviderKey, StoppedBilling,
 };
+use crate::price_check::PriceWarning;
 use crate::store::accounts::LinkRow;
 use crate::store::stop_checks::StopCheckRow;
 use crate::store::vast_looks::VastLookRow;
@@ -51,7 +51,7 @@ pub struct Known<'a> {
     pub watchdog: Option<&'a WatchdogLookRow>,
     /// When the newest backup finished.
     pub last_backup: Option<DateTime<Utc>>,
-    /// Why the rental's price looks wrong (`billing::price_check` against the card, the budget
+    /// Why the rental's price looks wrong (`price_check` against the card, the budget
     /// and this user's earlier rentals), unless the renter said this price is right.
     pub price_flag: Option<&'a PriceWarning>,
     /// What Vast.ai last said of the rental's bid and of a host's pending price increase.
@@ -307,9 +307,7 @@ impl Decided<'_, '_> {
             )),
         );
         // Without Vast.ai's figure, the ledger's own is the best said.
-        let shown = rate
-            .clone()
-            .unwrap_or_else(|| display_rate(ledger_cost).to_string());
+        let shown = rate.unwrap_or_else(|| display_rate(ledger_cost).to_string());
         let mut params = vec![("currency", self.currency.clone()), ("rate", shown)];
         if let Some(bid) = min_bid {
             params.push(("min_bid", bid.normalize().to_string()));

@@ -13,9 +13,9 @@ use super::{InstanceStatus, StatusError};
 use rust_decimal::Decimal;
 
 use crate::billing::ledger::{self, BrokenInstance, InstanceHistory};
-use crate::billing::price_check::{price_check, PriceCheckInput, PriceWarning};
 use crate::billing::{BillingError, EventKind, InstanceSummary, ProviderKey};
 use crate::catalog::recommend::prices_from_rentals;
+use crate::price_check::{price_check, PriceCheckInput, PriceWarning};
 use crate::store::probe_runs::RunOwner;
 use crate::store::{
     accounts, backups, follow_ups, gpu_minutes, price_acks, probe_runs, ssh_targets, stop_checks,

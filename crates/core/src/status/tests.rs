@@ -6,10 +6,10 @@ use rust_decimal_macros::dec;
 
 use super::*;
 use crate::billing::ledger::InstanceHistory;
-use crate::billing::price_check::PriceWarning;
 use crate::billing::{
     BillingRules, BillingStart, EventKind, LedgerEvent, ProviderKey, StoppedBilling,
 };
+use crate::price_check::PriceWarning;
 use crate::store::accounts::LinkRow;
 use crate::store::stop_checks::StopCheckRow;
 use crate::store::vast_looks::VastLookRow;

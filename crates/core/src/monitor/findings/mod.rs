@@ -44,8 +44,8 @@ pub const IDLE_PCT: f64 = 5.0;
 pub const MIN_SAMPLES: usize = 3;
 /// How far back utilisation and throttling are judged.
 pub const RECENT: Duration = Duration::seconds(60);
-/// How far back memory growth and vanished processes are judged.
-pub const TREND: Duration = Duration::minutes(10);
+/// How far back memory growth and vanished processes are judged (the summaries keep as long).
+pub use crate::monitor::summary::TREND;
 
 /// The samples of `window` no older than `span` before its last one.
 pub(crate) fn recent(window: &[Sample], span: Duration) -> &[Sample] {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
 
-use crate::monitor::findings::TREND;
+use super::TREND;
 use crate::monitor::parse::MAX_GPUS;
 use crate::monitor::sample::Sample;
 

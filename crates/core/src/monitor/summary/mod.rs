@@ -15,6 +15,9 @@ mod memory;
 mod processes;
 
 pub use memory::{GpuMemoryTrend, MemoryTrend, Moments, BUCKET};
+
+/// How far back memory growth and vanished processes are judged: the summaries keep this long.
+pub const TREND: chrono::Duration = chrono::Duration::minutes(10);
 pub use processes::SeenProcesses;
 
 #[cfg(test)]

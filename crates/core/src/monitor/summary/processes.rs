@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::monitor::findings::TREND;
+use super::TREND;
 use crate::monitor::sample::{ComputeProcess, ProcessList};
 
 /// Most processes remembered besides the latest list (an instance that starts thousands of short

@@ -5,18 +5,23 @@
 //! Pure: the caller brings what this user paid before ([`crate::catalog::earlier_prices`]) and,
 //! when known, what the card costs to buy; New rental's review and the provider imports call the
 //! same function. A first-time renter has no history, so the card's launch price — converted at
-//! the fixed, dated rate of [`super::exchange`] when the price is in yuan — still catches the
+//! the fixed, dated rate of [`crate::billing::exchange`] when the price is in yuan — still catches the
 //! 360 yuan 4090; and a plan whose hours at this price outspend its budget is said before it
 //! starts.
+//!
+//! It questions a price per GPU-hour at ≥ 3× or ≤ ⅓ of what this user paid for the same GPU
+//! (`FAR_FACTOR`), one that pays for the card within 168 h (`PAYBACK_HOURS`), and yuan in a dollar
+//! preset; [`check_in_store`] reads the earlier prices from the store itself. Its own module, not
+//! billing's: it reads the GPU catalog, which reads the ledger.
 
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::exchange::{self, DatedRate};
-use super::money::display_rate;
-use super::presets::ProviderKey;
+use crate::billing::exchange::{self, DatedRate};
+use crate::billing::money::display_rate;
+use crate::billing::presets::ProviderKey;
 use crate::catalog::recommend::PriceEntry;
 use crate::catalog::{find_gpu, GpuSpec};
 
@@ -217,7 +222,7 @@ pub async fn check_in_store(
     store: &crate::store::Store,
     input: &PriceCheckInput,
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<PriceCheck, super::BillingError> {
+) -> Result<PriceCheck, crate::billing::BillingError> {
     let earlier = crate::catalog::recommend::earlier_prices(store, now).await?;
     Ok(price_check(input, &earlier))
 }
