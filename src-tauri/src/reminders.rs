@@ -78,6 +78,20 @@ pub struct TrayLabels {
     /// `{price}` is filled with the `per_hour` pattern.
     #[serde(default = "default_market_alert")]
     pub market_alert: String,
+    /// "budget gone in {minutes} min": a tray line whose budget runs out soon.
+    #[serde(default = "default_budget_minutes_left")]
+    pub budget_minutes_left: String,
+    /// "budget spent": a tray line over its budget.
+    #[serde(default = "default_budget_spent")]
+    pub budget_spent: String,
+}
+
+fn default_budget_minutes_left() -> String {
+    "budget gone in {minutes} min".into()
+}
+
+fn default_budget_spent() -> String {
+    "budget spent".into()
 }
 
 fn default_market_alert() -> String {
@@ -120,6 +134,8 @@ impl Default for TrayLabels {
             keeper_hunting: default_keeper_hunting(),
             keeper_hunt_start: default_keeper_hunt_start(),
             market_alert: default_market_alert(),
+            budget_minutes_left: default_budget_minutes_left(),
+            budget_spent: default_budget_spent(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The tray icon: the instances that cost or may cost money now (core `status`: a stop not
-//! confirmed, a release the provider never made) with their rate and the total; the keeper's
+//! confirmed, a release the provider never made) with their rate and the total, a budget running
+//! out first with its minutes (core's `BudgetUse`: "⚠ a100 · budget gone in 12 min"); the keeper's
 //! lines (core `keeper::tray`: a hunt's success on its instance's line, each hunt under way,
 //! "Power on … when a GPU frees up" for a stopped instance an account can power on); "Open" and
 //! "Quit". The app keeps running here when its window is closed, so reminders still fire. Where the desktop
@@ -10,6 +11,8 @@ use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
 use leasehold_core::account::Endpoints;
+use leasehold_core::billing::report::BudgetUrgency;
+use leasehold_core::billing::{ledger, BudgetUse};
 use leasehold_core::keeper::{self, tray::TrayKeep, HuntLimits};
 use leasehold_core::status::{self, InstanceStatus, StatusState};
 use rust_decimal::Decimal;
@@ -33,7 +36,7 @@ pub fn build(app: &AppHandle) {
         tracing::warn!("no window icon for the tray");
         return;
     };
-    let menu = match menu(app, &board.labels(), &[], &[]) {
+    let menu = match menu(app, &board.labels(), &[], &[], &Default::default()) {
         Ok(menu) => menu,
         Err(err) => {
             tracing::warn!(%err, "could not build the tray menu");
@@ -81,11 +84,28 @@ pub fn keeper_on_text(
         .replace("{since}", &since)
 }
 
+/// What a budget that is running out adds to its instance's line (core decided the urgency and
+/// the minutes): "⚠ … · budget gone in 17 min", "⚠ … · budget spent".
+fn budget_note(budget: Option<&BudgetUse>, labels: &TrayLabels) -> Option<String> {
+    let budget = budget.filter(|b| b.urgency != BudgetUrgency::Calm)?;
+    match budget.minutes_left {
+        Some(minutes) => Some(
+            labels
+                .budget_minutes_left
+                .replace("{minutes}", &minutes.to_string()),
+        ),
+        None if budget.threshold_reached == Some(100) => Some(labels.budget_spent.clone()),
+        None => None,
+    }
+}
+
 /// One line per instance that costs or may cost money now (id and text; a hunt's recent success
-/// said on its line), and the total of what the ledger bills, per currency.
+/// said on its line; a budget running out first and marked), and the total of what the ledger
+/// bills, per currency.
 fn lines(
     statuses: &[InstanceStatus],
     keeps: &[TrayKeep],
+    budgets: &std::collections::HashMap<String, BudgetUse>,
     labels: &TrayLabels,
 ) -> (Vec<(String, String)>, Option<String>) {
     let rate = |pattern: &str, amount: &str, currency: &str| {
@@ -94,7 +114,7 @@ fn lines(
             .replace("{currency}", currency)
     };
     let mut totals = std::collections::BTreeMap::<String, rust_decimal::Decimal>::new();
-    let items = statuses
+    let mut items: Vec<(String, String)> = statuses
         .iter()
         .filter(|s| s.may_be_billing() && s.state != StatusState::Released)
         .map(|s| {
@@ -123,12 +143,28 @@ fn lines(
             } else {
                 rate(&labels.per_hour, &s.cost_per_hour.to_string(), currency)
             };
-            (
-                format!("instance:{}", s.instance),
-                format!("{} · {text}", s.instance),
-            )
+            let budget = budgets.get(&s.instance);
+            let line = match budget_note(budget, labels) {
+                Some(note) => {
+                    let loud = budget.is_some_and(|b| b.urgency == BudgetUrgency::Critical);
+                    let mark = if loud { "⚠ " } else { "" };
+                    format!("{mark}{} · {note} · {text}", s.instance)
+                }
+                None => format!("{} · {text}", s.instance),
+            };
+            (format!("instance:{}", s.instance), line)
         })
         .collect();
+    // The most urgent first: a budget that runs out soonest at the top.
+    items.sort_by_key(|(id, _)| {
+        let name = id.trim_start_matches("instance:");
+        let budget = budgets.get(name);
+        match budget.map(|b| b.urgency) {
+            Some(BudgetUrgency::Critical) => (0, budget.and_then(|b| b.minutes_left).unwrap_or(0)),
+            Some(BudgetUrgency::Warning) => (1, budget.and_then(|b| b.minutes_left).unwrap_or(0)),
+            _ => (2, 0),
+        }
+    });
     totals.retain(|_, sum| !sum.is_zero());
     let total = (!totals.is_empty()).then(|| {
         let sums: Vec<String> = totals
@@ -166,9 +202,10 @@ fn menu(
     labels: &TrayLabels,
     statuses: &[InstanceStatus],
     keeps: &[TrayKeep],
+    budgets: &std::collections::HashMap<String, BudgetUse>,
 ) -> tauri::Result<Menu<Wry>> {
     let menu = Menu::new(app)?;
-    let (items, total) = lines(statuses, keeps, labels);
+    let (items, total) = lines(statuses, keeps, budgets, labels);
     if items.is_empty() {
         menu.append(&MenuItem::with_id(
             app,
@@ -227,9 +264,15 @@ pub async fn refresh(app: &AppHandle, state: &AppState, board: &ReminderBoard, n
     let keeps = keeper::tray::entries(&state.store, now)
         .await
         .unwrap_or_default();
+    let budgets: std::collections::HashMap<String, BudgetUse> = ledger::list(&state.store, now)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|summary| Some((summary.name, summary.budget?)))
+        .collect();
     let labels = board.labels();
-    let (_, total) = lines(&statuses, &keeps, &labels);
-    match menu(app, &labels, &statuses, &keeps) {
+    let (_, total) = lines(&statuses, &keeps, &budgets, &labels);
+    match menu(app, &labels, &statuses, &keeps, &budgets) {
         Ok(menu) => {
             if let Err(err) = tray.set_menu(Some(menu)) {
                 tracing::warn!(%err, "could not update the tray menu");
@@ -325,4 +368,43 @@ async fn quit_or_ask(app: &AppHandle) {
     }
     show_window(app);
     let _ = app.emit(QUIT_REQUESTED_EVENT, QuitRequest { billing });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budget(
+        minutes_left: Option<i64>,
+        threshold: Option<u32>,
+        urgency: BudgetUrgency,
+    ) -> BudgetUse {
+        BudgetUse {
+            amount: Decimal::from(100),
+            used: Decimal::from(90),
+            percent_used: Decimal::from(90),
+            threshold_reached: threshold,
+            exhausted_at: None,
+            minutes_left,
+            urgency,
+        }
+    }
+
+    #[test]
+    fn a_budget_running_out_is_said_on_its_line_and_a_calm_one_is_not() {
+        let labels = TrayLabels::default();
+        let soon = budget(Some(12), Some(80), BudgetUrgency::Critical);
+        assert_eq!(
+            budget_note(Some(&soon), &labels).as_deref(),
+            Some("budget gone in 12 min")
+        );
+        let spent = budget(None, Some(100), BudgetUrgency::Critical);
+        assert_eq!(
+            budget_note(Some(&spent), &labels).as_deref(),
+            Some("budget spent")
+        );
+        let calm = budget(Some(600), None, BudgetUrgency::Calm);
+        assert_eq!(budget_note(Some(&calm), &labels), None);
+        assert_eq!(budget_note(None, &labels), None);
+    }
 }

@@ -59,4 +59,12 @@ keeper_hunt_start: string,
  * "{gpu} at {price} per GPU on {provider} ({region})": a market alert that holds;
  * `{price}` is filled with the `per_hour` pattern.
  */
-market_alert: string, };
+market_alert: string, 
+/**
+ * "budget gone in {minutes} min": a tray line whose budget runs out soon.
+ */
+budget_minutes_left: string, 
+/**
+ * "budget spent": a tray line over its budget.
+ */
+budget_spent: string, };
