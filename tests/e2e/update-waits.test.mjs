@@ -14,7 +14,7 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
 import { startCutLink } from './lib/cutlink.mjs'
-import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { connectWithKey, finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
 import { freePort } from './lib/net.mjs'
 import { E2E_USER, startSshd } from './lib/sshd.mjs'
 import { waitFor } from './lib/webdriver.mjs'
@@ -101,27 +101,7 @@ describe('an update waits for a running backup', () => {
   async function connectThroughTheLink(name) {
     await goTo(s, 'rentals')
     await s.click(`[data-testid="rental-card"][data-name="${name}"]`)
-    await s.click('[data-testid="instance-connect"]')
-    await s.waitFor('[data-testid="connect-where"]')
-    await s.type('[data-testid="ssh-command"]', `ssh -p ${link.port} ${E2E_USER}@127.0.0.1`)
-    await s.click('[data-testid="connect-next"]')
-    await s.waitFor('[data-testid="connect-login"]')
-    await s.click('[data-testid="auth-key"]')
-    await s.select('[data-testid="key-choice"]', '__custom__')
-    await s.type('[data-testid="key-path"]', host.clientKey)
-    await s.click('[data-testid="connect-next"]')
-    await s.waitFor('[data-testid="connect-test"]')
-    await s.click('[data-testid="connect-run"]')
-    const seen = await waitFor(
-      async () => {
-        if ((await s.findAll('[data-testid="connect-success"]')).length > 0) return 'success'
-        if ((await s.findAll('[data-testid="fingerprint-accept"]')).length > 0) return 'accept'
-        return null
-      },
-      { timeoutMs: 30_000, what: 'the host key prompt or a connection' },
-    )
-    if (seen === 'accept') await s.click('[data-testid="fingerprint-accept"]')
-    await s.waitFor('[data-testid="connect-success"]', { timeoutMs: 30_000 })
+    await connectWithKey(s, `ssh -p ${link.port} ${E2E_USER}@127.0.0.1`, host.clientKey)
     await s.click('[data-testid="instance-back"]')
   }
 
