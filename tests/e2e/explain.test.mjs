@@ -1,6 +1,8 @@
 // "Paste an error" on the instance page, through the real window: a CUDA OOM pasted with the
 // task the renter planned gives the numbers, the cause, and the estimator's figures for each
-// remedy, in English and then in Chinese (the plan is kept with the instance in between).
+// remedy; where the estimate is far above what the run measured it says so and leads with the
+// smallest step that fits the measurement. In English and then in Chinese (the plan is kept with
+// the instance in between).
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -71,8 +73,17 @@ describe('explain an error on the instance page', () => {
     assert.match(halve, /\d+\.\d GiB/, 'the estimator says what half the batch needs')
     await s.waitFor('[data-testid="oom-remedy"][data-remedy="qlora_instead_of_lora"]')
     assert.match(await s.text('[data-testid="oom-plan"]'), /Your planned task \(7B\) needs about \d+\.\d GiB\. This card offers 23\.7 GiB\./)
-    // The cheapest change that closes the gap leads; a bigger card comes last.
+    // The plan's estimate is far above what the run had reached (23.2 GiB): said, and the
+    // smallest change that fits the measurement leads, before the estimate's bigger cut.
+    const disagrees = await s.waitFor('[data-testid="oom-disagrees"]')
+    assert.equal(await disagrees.attribute('data-kind'), 'estimate_above_measurement')
+    assert.match(await disagrees.text(), /The estimate \(\d+\.\d GiB\) is far above what the run had reached when it failed \(at least 23\.2 GiB\)/)
+    const first = await s.waitFor('[data-testid="oom-measured-step"]')
+    assert.equal(await first.attribute('data-fits'), 'true')
+    assert.match(await first.text(), /Try this first — it fits what the run used\s+batch 16 → 8, gradient accumulation ×2 — about \d+\.\d GiB scaled to the measurement, fits this card\./)
+    // Then the estimate's cheapest change that closes its gap; a bigger card comes last.
     const best = await s.waitFor('[data-testid="oom-best"]')
+    assert.match(await best.text(), /^If that still runs out, the estimate's change:/)
     assert.equal(await best.attribute('data-fits'), 'true', 'a smaller batch with accumulation fits the 4090')
     assert.match(await best.text(), /batch 16 → \d+, gradient accumulation ×\d+ — about \d+\.\d GiB, fits this card/)
     assert.match(await s.text('[data-testid="oom-cards"]'), /Only if the setting cannot change — a bigger card: \S/)
@@ -98,6 +109,8 @@ describe('explain an error on the instance page', () => {
     assert.equal(await s.text('[data-testid="oom-cause"]'), '任务本身太大')
     assert.match(await s.text('[data-testid="oom-plan"]'), /你计划的任务（7B）约需 \d+\.\d GiB。这张卡可用 23\.7 GiB。/)
     assert.match(await s.text('[data-testid="oom-remedy"][data-remedy="halve_batch"]'), /batch 16 → 8，梯度累积 ×2/)
+    assert.match(await s.text('[data-testid="oom-disagrees"]'), /估算（\d+\.\d GiB）远高于这次运行出错时实际用到的（至少 23\.2 GiB）/)
+    assert.match(await s.text('[data-testid="oom-measured-step"]'), /先试这个：按实测放得下\s+batch 16 → 8，梯度累积 ×2：按实测折算约 \d+\.\d GiB，这张卡放得下。/)
     assert.match(await s.text('[data-testid="oom-best"]'), /batch 16 → \d+，梯度累积 ×\d+：约 \d+\.\d GiB，这张卡放得下。/)
     const finding = await s.waitFor('[data-testid="explain-result"] [data-testid="finding"][data-code="oom.cuda"]')
     assert.match(await finding.text(), /任务本身需要的显存超过了这张卡/)

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
 import { connectWithKey, finishFirstRun, goTo } from './lib/flows.mjs'
 import { startSshd } from './lib/sshd.mjs'
-import { layoutProblems, offenders, screenText } from './lib/visible-text.mjs'
+import { layoutProblems, lowContrastButtons, offenders, screenText } from './lib/visible-text.mjs'
 import { waitFor } from './lib/webdriver.mjs'
 
 const INSTANCE = 'rtx4090-text'
@@ -52,9 +52,17 @@ describe('visible text on every screen', () => {
       const line = text.split('\n').find((l) => l.includes(snippet)) ?? ''
       problems.push(`${language} ${name}: ${problem} — in “${line.slice(0, 120)}”`)
     }
-    // At the window's own size (1200 × 800, a laptop's): nothing cut, nothing pushed out.
-    for (const problem of await layoutProblems(s)) problems.push(`${language} ${name}: ${problem}`)
+    // At the window's own size (1200 × 800, a small laptop's) and at 1440 × 900: nothing cut,
+    // nothing pushed out; and every button's text readable against its background.
+    for (const problem of await layoutProblems(s)) problems.push(`${language} ${name} 1200×800: ${problem}`)
+    for (const problem of await lowContrastButtons(s)) problems.push(`${language} ${name}: ${problem}`)
     await screenshot(s, shot)
+    await s.resize(1440, 900)
+    await waitFor(async () => (await s.execute('return window.innerWidth')) >= 1400, { what: 'the window at 1440 px' })
+    for (const problem of await layoutProblems(s)) problems.push(`${language} ${name} 1440×900: ${problem}`)
+    await screenshot(s, `${shot}-1440`)
+    await s.resize(1200, 800)
+    await waitFor(async () => (await s.execute('return window.innerWidth')) <= 1210, { what: 'the window back at 1200 px' })
   }
 
   async function openInstance() {
@@ -142,12 +150,14 @@ describe('dark mode on the main screens', () => {
           }).map((el) => el.tagName.toLowerCase() + '.' + el.className).slice(0, 5)
         `)
         assert.deepEqual(light, [], `${language} ${section}: light boxes in dark mode`)
+        assert.deepEqual(await lowContrastButtons(s), [], `${language} ${section}: button text below 4.5:1 in dark mode`)
         await screenshot(s, `${language}/95-dark-${section}`)
       }
       await goTo(s, 'rentals')
       await s.click('[data-testid="rental-card"]')
       await s.waitFor('[data-testid="screen-instance"]')
       await new Promise((resolve) => setTimeout(resolve, 1000))
+      assert.deepEqual(await lowContrastButtons(s), [], `${language} instance: button text below 4.5:1 in dark mode`)
       await screenshot(s, `${language}/95-dark-instance`)
     }
   })

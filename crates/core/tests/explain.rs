@@ -4,14 +4,18 @@
 
 use std::path::Path;
 
+use leasehold_core::account::Provider;
 use leasehold_core::catalog::{EstimateRequest, Precision, Task};
 use leasehold_core::diagnose::{Finding, Lang, Severity};
 use leasehold_core::explain::{
-    check_input, explain, load_context, save_plan, ExplainContext, Explanation, OomCause, OomFormat,
+    check_input, explain, load_context, save_plan, Disagreement, ExplainContext, Explanation,
+    OomCause, OomFormat,
 };
+use leasehold_core::market::{Offer, PriceSource, Stock};
 use leasehold_core::probe::disk::DiskUsage;
 use leasehold_core::probe::Facts;
 use proptest::prelude::*;
+use rust_decimal::Decimal;
 
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -330,6 +334,161 @@ fn the_seed_example_is_a_job_too_big_and_the_plan_gives_each_remedy_its_figure()
         zh_steps.contains("梯度累积") && zh_steps.contains(&format!("{:.1} GiB", figures.need_gib)),
         "{zh_steps}"
     );
+}
+
+fn market_offer(gpu: &str, vram_gb: u32, per_gpu_hour: &str, interruptible: bool) -> Offer {
+    let price: Decimal = per_gpu_hour.parse().expect("a price");
+    Offer {
+        provider: Provider::Runpod,
+        offer_id: format!("COMMUNITY:{gpu}:1"),
+        gpu: gpu.to_owned(),
+        count: 1,
+        vram_gb,
+        price_per_hour: price,
+        price_per_gpu_hour: price,
+        currency: "USD".to_owned(),
+        storage_per_gb_month: None,
+        region: None,
+        stock: Stock::High,
+        interruptible,
+        min_bid: None,
+        reliability: None,
+        fetched_at: chrono::DateTime::from_timestamp(1_790_000_000, 0).expect("a valid time"),
+        source: PriceSource::Catalog,
+    }
+}
+
+// The seed's OOM on a 23.7 GiB card: the run had 22.7 GiB in use and asked for 0.5 GiB more,
+// while the plan (7B LoRA, context 4096, batch 16) is estimated far higher. Explain says so, leads
+// with the smallest change that fits what the run used, keeps the estimate's bigger cut second,
+// and prices the bigger card at the market's cheapest on-demand offer.
+#[test]
+fn an_estimate_far_above_the_measurement_is_said_and_the_smallest_step_that_fits_it_leads() {
+    let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 23.70 GiB total capacity; 22.14 GiB already allocated; 1.02 GiB free; 22.35 GiB reserved in total by PyTorch)";
+    let plan = EstimateRequest {
+        params_b: Some(7.0),
+        task: Task::Lora,
+        precision: Precision::Bf16,
+        context: 4096,
+        batch: 16,
+        ..EstimateRequest::default()
+    };
+    let need = leasehold_core::catalog::estimate(&plan)
+        .expect("estimate")
+        .total_gib;
+    let measured = 23.70 - 1.02 + 0.5;
+    assert!(
+        need > measured * 1.3,
+        "the plan's estimate ({need:.1} GiB) is far above the run"
+    );
+    let mut context = ExplainContext {
+        plan: Some(plan),
+        gpu_model: Some("RTX 4090".to_owned()),
+        ..ExplainContext::new(Lang::En)
+    };
+    let figures = explain(text, &context).plan.expect("figures");
+    let bigger = figures.cards_that_fit[0].clone();
+    context.offers = vec![
+        market_offer(&bigger, 80, "1.99", false),
+        market_offer(&bigger, 80, "1.49", false),
+        // A bid is not what renting the card costs.
+        market_offer(&bigger, 80, "0.40", true),
+        market_offer("RTX 3090", 24, "0.22", false),
+    ];
+    let e = explain(text, &context);
+    let figures = e.plan.clone().expect("figures");
+    assert_eq!(
+        figures.disagreement,
+        Some(Disagreement::EstimateAboveMeasurement)
+    );
+    assert!(approx(figures.measured_gib.expect("measured"), measured));
+    let first = figures
+        .measured_step
+        .clone()
+        .expect("a step that fits the measurement");
+    let best = figures.best.clone().expect("the estimate's step");
+    assert!(first.fits, "{first:?}");
+    assert!(first.need_gib <= 23.70 * 0.95);
+    assert!(
+        first.cost < best.cost,
+        "the measured step is smaller than the estimate's cut: {:?} vs {:?}",
+        first.changes,
+        best.changes
+    );
+    assert!(
+        first.setting.batch >= best.setting.batch,
+        "{first:?} cuts the batch more than {best:?}"
+    );
+    let card = &figures.bigger_cards[0];
+    assert_eq!(
+        card.market_price_per_gpu_hour,
+        Some("1.49".parse().unwrap())
+    );
+    assert_eq!(card.market_currency.as_deref(), Some("USD"));
+
+    let steps = |e: &Explanation| -> Vec<String> {
+        find(e, "oom.cuda")
+            .fix
+            .iter()
+            .map(|s| s.text.clone())
+            .collect()
+    };
+    let en = steps(&e);
+    let said = en
+        .iter()
+        .position(|s| s.contains("far above"))
+        .expect("the disagreement is said");
+    let first_step = en
+        .iter()
+        .position(|s| s.starts_with("By the measurement, try first"))
+        .expect("{en:?}");
+    let estimate_step = en
+        .iter()
+        .position(|s| s.starts_with("The cheapest change that fits"))
+        .expect("{en:?}");
+    assert!(said < first_step && first_step < estimate_step, "{en:?}");
+    assert!(
+        en.iter()
+            .any(|s| s.contains("1.49 USD per GPU-hour on the market now")),
+        "{en:?}"
+    );
+
+    let zh = steps(&explain(
+        text,
+        &ExplainContext {
+            lang: Lang::ZhCn,
+            ..context
+        },
+    ));
+    assert!(zh.iter().any(|s| s.starts_with("按实测先试")), "{zh:?}");
+    assert!(
+        zh.iter().any(|s| s.contains("市场最低 1.49 USD/卡·时")),
+        "{zh:?}"
+    );
+}
+
+// The other way round: the estimate fits the card, yet the run ran out.
+#[test]
+fn an_estimate_that_fits_a_card_that_ran_out_is_said_without_a_measured_step() {
+    let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 23.70 GiB total capacity; 22.14 GiB already allocated; 1.02 GiB free; 22.35 GiB reserved in total by PyTorch)";
+    let plan = EstimateRequest {
+        params_b: Some(1.0),
+        task: Task::Inference,
+        precision: Precision::Bf16,
+        context: 1024,
+        batch: 1,
+        ..EstimateRequest::default()
+    };
+    let context = ExplainContext {
+        plan: Some(plan),
+        ..ExplainContext::new(Lang::En)
+    };
+    let figures = explain(text, &context).plan.expect("figures");
+    assert_eq!(
+        figures.disagreement,
+        Some(Disagreement::RanOutThoughEstimateFits)
+    );
+    assert!(figures.measured_step.is_none());
 }
 
 #[test]

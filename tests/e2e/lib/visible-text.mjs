@@ -162,3 +162,39 @@ export function layoutProblems(session) {
     return found
   `)
 }
+
+/**
+ * Buttons whose text does not stand out from their background by WCAG's 4.5:1 (the text colour
+ * against the backgrounds behind it, composited up to the first opaque one). Disabled buttons
+ * are left out, as WCAG does. Each as `low contrast: name ratio`.
+ */
+export function lowContrastButtons(session) {
+  return session.execute(`
+    const rgba = (text) => { const [r, g, b, a = 1] = (text.match(/[\\d.]+/g) ?? [0, 0, 0, 0]).map(Number); return { r, g, b, a } }
+    const channel = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4 }
+    const luminance = (c) => 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b)
+    const over = (top, under) => ({ r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a), b: top.b * top.a + under.b * (1 - top.a), a: 1 })
+    const behind = (el) => {
+      const layers = []
+      for (let at = el; at; at = at.parentElement) {
+        const bg = rgba(getComputedStyle(at).backgroundColor)
+        if (bg.a > 0) layers.push(bg)
+        if (bg.a >= 1) break
+      }
+      const page = rgba(getComputedStyle(document.documentElement).backgroundColor)
+      return layers.reverse().reduce((under, top) => over(top, under), page.a > 0 ? page : { r: 255, g: 255, b: 255, a: 1 })
+    }
+    const found = []
+    for (const el of document.querySelectorAll('button, .btn')) {
+      const r = el.getBoundingClientRect()
+      if (r.width === 0 || r.height === 0 || el.disabled || el.closest('dialog:not([open]), [hidden], .xterm')) continue
+      if ((el.textContent || '').trim() === '') continue
+      const bg = behind(el)
+      const fg = over(rgba(getComputedStyle(el).color), bg)
+      const [light, dark] = [luminance(fg), luminance(bg)].sort((a, b) => b - a)
+      const ratio = (light + 0.05) / (dark + 0.05)
+      if (ratio < 4.5) found.push('low contrast: ' + (el.dataset.testid || el.textContent.trim().slice(0, 40)) + ' ' + ratio.toFixed(2) + ':1')
+    }
+    return found
+  `)
+}

@@ -85,7 +85,26 @@ export class Session {
    * then refuses the click or the typing as "not interactable". */
   async inView(css) {
     const element = await this.waitFor(css)
-    await this.execute(`arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' })`, [element.ref()])
+    // A smooth scroll the page started (Raise the bid brings its field into view that way) would
+    // carry the element on after ours and a click at its old place would land elsewhere: scroll,
+    // then wait until it stands still for 40 ms.
+    await this.executeAsync(
+      `const [el, done] = arguments
+       const top = () => el.getBoundingClientRect().top
+       let last = NaN, still = 0, frames = 0
+       el.scrollIntoView({ block: 'center', inline: 'nearest' })
+       const tick = () => {
+         const now = top()
+         still = now === last ? still + 1 : 0
+         last = now
+         if (still >= 2 || ++frames > 120) {
+           if (Math.abs(now - (innerHeight - el.getBoundingClientRect().height) / 2) > innerHeight / 2) el.scrollIntoView({ block: 'center' })
+           done(null)
+         } else setTimeout(tick, 20)
+       }
+       setTimeout(tick, 20)`,
+      [element.ref()],
+    )
     return element
   }
 
@@ -129,6 +148,12 @@ export class Session {
   /** Run `script` in the page; it finishes by calling its last argument with the result. */
   executeAsync(script, args = []) {
     return this.cmd('POST', '/execute/async', { script, args })
+  }
+
+  /** Resize the window (the page's viewport follows), as a person drags its corner. */
+  async resize(width, height) {
+    await this.cmd('POST', '/window/rect', { width, height })
+    await waitFor(async () => (await this.execute('return window.innerWidth')) > 0, { what: 'the resized window' })
   }
 
   async close() {

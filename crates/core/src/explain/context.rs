@@ -43,6 +43,7 @@ pub async fn load_context(
         plan,
         gpu_model: Some(row.gpu_model),
         prices: Vec::new(),
+        offers: Vec::new(),
     })
 }
 
@@ -107,9 +108,12 @@ pub async fn explain_on(
         estimate(plan).map_err(|e| ExplainError::BadPlan(e.to_string()))?;
         context.plan = Some(plan.clone());
     }
-    // Only to price the bigger card named last: a ledger that cannot be read costs the price,
-    // not the explanation.
+    // Only to price the bigger card named last: a ledger or a market cache that cannot be read
+    // costs the price, not the explanation.
     context.prices = crate::catalog::recommend::earlier_prices(store, now)
+        .await
+        .unwrap_or_default();
+    context.offers = crate::market::snapshot::all_offers(store)
         .await
         .unwrap_or_default();
     Ok(super::explain(text, &context))

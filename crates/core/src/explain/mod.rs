@@ -33,7 +33,9 @@ use crate::store::StoreError;
 use crate::Coded;
 
 pub use context::{explain_on, load_context, load_plan, save_plan};
-pub use oom::{BiggerCard, OomCause, OomFormat, OomReport, PlanFigures, RemedyFigure};
+pub use oom::{
+    BiggerCard, Disagreement, OomCause, OomFormat, OomReport, PlanFigures, RemedyFigure,
+};
 pub use remedy::{RemedyChange, RemedyPlan};
 
 /// What the rules may use besides the text.
@@ -49,6 +51,8 @@ pub struct ExplainContext {
     /// What this user paid per GPU-hour before ([`crate::catalog::earlier_prices`]), to price
     /// the bigger card Explain names last.
     pub prices: Vec<crate::catalog::recommend::PriceEntry>,
+    /// The market's kept offers, to price the bigger card at what renting it costs today.
+    pub offers: Vec<crate::market::Offer>,
 }
 
 impl ExplainContext {

@@ -94,17 +94,41 @@ pub struct PlanFigures {
     /// The cheapest combination of remedies that fits the card ([`super::remedy::search`]), or
     /// the one that comes closest (`fits: false`); `null` when the card is unknown.
     pub best: Option<RemedyPlan>,
-    /// The estimate says the planned setting fits the card, yet it ran out of memory: the run
-    /// is not what was planned (a bigger batch or longer sequences), or something else holds
-    /// memory. Said plainly, since then the remedies' figures are not to be trusted either.
-    pub estimate_disagrees: bool,
+    /// What the run had in use when it failed plus what it asked for, GiB: the least it needs
+    /// (it may have needed more later in the step). `None` when the message gives no total.
+    pub measured_gib: Option<f64>,
+    /// Where the estimate and the measurement part ways, said plainly: the figures below come
+    /// from the estimator and are only as good as the plan it was given.
+    pub disagreement: Option<Disagreement>,
+    /// With [`Disagreement::EstimateAboveMeasurement`]: the cheapest change that fits the
+    /// measurement (the estimator's ratios scaled to what the run used), tried before the
+    /// estimate's bigger cut in `best`. Its `need_gib` is scaled the same way.
+    pub measured_step: Option<RemedyPlan>,
     /// Single cards from the catalog with room for the current setting, smallest first.
     pub cards_that_fit: Vec<String>,
-    /// The same cards with what this user paid for them per GPU-hour, when known.
+    /// The same cards with what they cost: what this user paid, and the market's cheapest offer.
     pub bigger_cards: Vec<BiggerCard>,
 }
 
-/// A card with room for the setting as it is, and its price when the user rented it before.
+/// How the estimate and the failed run disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum Disagreement {
+    /// The estimate says the setting fits the card, yet it ran out: the run is not what was
+    /// planned (a bigger batch, longer sequences) or something else holds memory.
+    RanOutThoughEstimateFits,
+    /// The estimate needs far more than the run had reached when it failed (over
+    /// [`ESTIMATE_ABOVE_RATIO`] times): the plan overstates the job, or the run failed early.
+    EstimateAboveMeasurement,
+}
+
+/// The estimate is "far above" the measurement from this ratio on: the estimator's own spread
+/// over real runs stays inside it.
+pub const ESTIMATE_ABOVE_RATIO: f64 = 1.3;
+
+/// A card with room for the setting as it is, and what it costs: what the user paid for it
+/// before, and the cheapest on-demand offer the market refresh kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[ts(export)]
 pub struct BiggerCard {
@@ -112,6 +136,10 @@ pub struct BiggerCard {
     #[ts(type = "string | null")]
     pub price_per_hour: Option<rust_decimal::Decimal>,
     pub currency: Option<String>,
+    #[ts(type = "string | null")]
+    pub market_price_per_gpu_hour: Option<rust_decimal::Decimal>,
+    pub market_currency: Option<String>,
+    pub market_provider: Option<crate::account::Provider>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -456,14 +484,32 @@ fn plan_figures(report: &OomReport, context: &ExplainContext) -> Option<PlanFigu
                     .rev()
                     .find(|p| find_gpu(&p.gpu).is_some_and(|g| g.id == gpu.id))
             });
+            let offer = cheapest_offer(name, &context.offers);
             BiggerCard {
                 name: name.clone(),
                 price_per_hour: paid.map(|p| p.price_per_hour),
                 currency: paid.map(|p| p.currency.clone()),
+                market_price_per_gpu_hour: offer.map(|o| o.price_per_gpu_hour),
+                market_currency: offer.map(|o| o.currency.clone()),
+                market_provider: offer.map(|o| o.provider),
             }
         })
         .collect();
     let usable = card_gib.map(|card| card * (1.0 - MIN_HEADROOM_PCT / 100.0));
+    let measured_gib = measured_gib(report);
+    let disagreement = if fits(need, card_gib) == Some(true) {
+        Some(Disagreement::RanOutThoughEstimateFits)
+    } else {
+        measured_gib
+            .filter(|&measured| need > measured * ESTIMATE_ABOVE_RATIO)
+            .map(|_| Disagreement::EstimateAboveMeasurement)
+    };
+    let measured_step = match (disagreement, measured_gib, usable) {
+        (Some(Disagreement::EstimateAboveMeasurement), Some(measured), Some(usable)) => {
+            step_for_measurement(plan, need, measured, usable, lang)
+        }
+        _ => None,
+    };
     Some(PlanFigures {
         setting: plan.clone(),
         params_b: current.params_b,
@@ -472,10 +518,48 @@ fn plan_figures(report: &OomReport, context: &ExplainContext) -> Option<PlanFigu
         card,
         remedies,
         best: usable.and_then(|usable| remedy::search(plan, usable, lang)),
-        estimate_disagrees: fits(need, card_gib) == Some(true),
+        measured_gib: measured_gib.map(round2),
+        disagreement,
+        measured_step,
         cards_that_fit,
         bigger_cards,
     })
+}
+
+/// In use when the run failed plus the request that failed, GiB.
+fn measured_gib(report: &OomReport) -> Option<f64> {
+    (report.total_mib > 0.0 && report.free_mib >= 0.0)
+        .then(|| (report.total_mib - report.free_mib + report.tried_mib) / 1024.0)
+}
+
+/// The cheapest change that fits what the run measured. The estimator is trusted for ratios
+/// (halving the batch saves the same share of memory) but not for the level, so the search
+/// aims at the card's room as the estimator sees it: `usable × estimate / measured`.
+fn step_for_measurement(
+    plan: &EstimateRequest,
+    estimate_gib: f64,
+    measured_gib: f64,
+    usable_gib: f64,
+    lang: crate::diagnose::Lang,
+) -> Option<RemedyPlan> {
+    let scale = measured_gib / estimate_gib;
+    let mut step = remedy::search(plan, usable_gib / scale, lang)?;
+    step.need_gib = round2(step.need_gib * scale);
+    step.fits = step.need_gib <= usable_gib;
+    Some(step)
+}
+
+/// The cheapest on-demand, in-stock offer for `card` among the market's kept offers.
+fn cheapest_offer<'a>(
+    card: &str,
+    offers: &'a [crate::market::Offer],
+) -> Option<&'a crate::market::Offer> {
+    offers
+        .iter()
+        .filter(|o| !o.interruptible && o.stock.in_stock())
+        .filter(|o| o.source == crate::market::PriceSource::Catalog)
+        .filter(|o| crate::market::filter::same_gpu(card, o))
+        .min_by(|a, b| crate::market::filter::cheapest_first(a, b))
 }
 
 fn title(report: Option<&OomReport>) -> (&'static str, &'static str) {
@@ -626,6 +710,14 @@ fn fragmentation_steps(d: Draft, message: &str, scan: &Scan<'_>) -> Draft {
     )
 }
 
+fn labels(plan: &RemedyPlan, separator: &str) -> String {
+    plan.changes
+        .iter()
+        .map(|c| c.label.as_str())
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
 fn too_big_steps(d: Draft, plan: Option<&PlanFigures>, context: &ExplainContext) -> Draft {
     let lang = context.lang;
     let figure = |code: &str| -> (String, String) {
@@ -679,7 +771,38 @@ fn too_big_steps(d: Draft, plan: Option<&PlanFigures>, context: &ExplainContext)
             ),
         );
     }
-    if let Some(p) = plan.filter(|p| p.estimate_disagrees) {
+    if let Some(p) = plan.filter(|p| p.disagreement == Some(Disagreement::EstimateAboveMeasurement))
+    {
+        let measured = p.measured_gib.unwrap_or_default();
+        d = d.step(
+            format!(
+                "注意：估算（约 {:.1} GiB）远高于这次运行出错时实际用到的（至少 {measured:.1} GiB）。计划里的设置可能比实际运行的大，也可能运行在更早的一步就出错了；所以先试能放下实测用量的最小改动，仍不够再按估算改。",
+                p.need_gib
+            ),
+            format!(
+                "Note: the estimate (about {:.1} GiB) is far above what the run had reached when it failed (at least {measured:.1} GiB). The plan may overstate the run, or the run failed early in its step; so try the smallest change that fits the measurement first, and the estimate's change only if that still runs out.",
+                p.need_gib
+            ),
+        );
+        if let Some(step) = &p.measured_step {
+            let zh_list = labels(step, "；");
+            let en_list = labels(step, "; ");
+            d = d.step(
+                format!(
+                    "按实测先试：{zh_list}（按实测折算约 {:.1} GiB{}）。",
+                    step.need_gib,
+                    if step.fits { "，放得下" } else { "，仍放不下" }
+                ),
+                format!(
+                    "By the measurement, try first: {en_list} (scaled to the measurement: about {:.1} GiB{}).",
+                    step.need_gib,
+                    if step.fits { ", fits" } else { ", still too big" }
+                ),
+            );
+        }
+    }
+    if let Some(p) = plan.filter(|p| p.disagreement == Some(Disagreement::RanOutThoughEstimateFits))
+    {
         let card = p.card_gib.unwrap_or_default();
         d = d.step(
             format!(
@@ -693,18 +816,8 @@ fn too_big_steps(d: Draft, plan: Option<&PlanFigures>, context: &ExplainContext)
         );
     }
     if let Some(best) = plan.and_then(|p| p.best.as_ref()) {
-        let zh_list = best
-            .changes
-            .iter()
-            .map(|c| c.label.as_str())
-            .collect::<Vec<_>>()
-            .join("；");
-        let en_list = best
-            .changes
-            .iter()
-            .map(|c| c.label.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
+        let zh_list = labels(best, "；");
+        let en_list = labels(best, "; ");
         d = if best.fits {
             d.step(
                 format!(
@@ -777,25 +890,42 @@ fn too_big_steps(d: Draft, plan: Option<&PlanFigures>, context: &ExplainContext)
     }
     // A bigger card is the last resort, with what it cost this user before.
     if let Some(p) = plan.filter(|p| !p.bigger_cards.is_empty()) {
-        let priced = |sep: &str, per_hour: &str| {
-            p.bigger_cards
-                .iter()
-                .map(|c| match (&c.price_per_hour, &c.currency) {
-                    (Some(price), Some(currency)) => format!("{}{per_hour}", c.name)
-                        .replace("{price}", &format!("{price} {currency}")),
-                    _ => c.name.clone(),
-                })
-                .collect::<Vec<_>>()
-                .join(sep)
-        };
+        let priced =
+            |sep: &str, paid: &str, market: &str, both_sep: &str, open: &str, close: &str| {
+                p.bigger_cards
+                    .iter()
+                    .map(|c| {
+                        let mut notes = Vec::new();
+                        if let (Some(price), Some(currency)) = (&c.price_per_hour, &c.currency) {
+                            notes.push(paid.replace("{price}", &format!("{price} {currency}")));
+                        }
+                        if let (Some(price), Some(currency)) =
+                            (&c.market_price_per_gpu_hour, &c.market_currency)
+                        {
+                            notes.push(
+                                market.replace(
+                                    "{price}",
+                                    &format!("{} {currency}", price.round_dp(2)),
+                                ),
+                            );
+                        }
+                        if notes.is_empty() {
+                            c.name.clone()
+                        } else {
+                            format!("{}{open}{}{close}", c.name, notes.join(both_sep))
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            };
         d = d.step(
             format!(
                 "实在改不了设置，才换更大的卡；按现在的设置放得下的单卡有：{}。",
-                priced("、", "（你上次付 {price}/卡·时）")
+                priced("、", "你上次付 {price}/卡·时", "市场最低 {price}/卡·时", "，", "（", "）")
             ),
             format!(
                 "Only if the setting cannot change, a bigger card; single cards with room for the current setting: {}.",
-                priced(", ", " (you paid {price} per GPU-hour last time)")
+                priced(", ", "you paid {price} per GPU-hour last time", "{price} per GPU-hour on the market now", "; ", " (", ")")
             ),
         );
     }

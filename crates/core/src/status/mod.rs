@@ -15,6 +15,8 @@
 //! - [`load`]: reads what [`decide`] needs from the store ([`for_instance`], [`all`],
 //!   [`listing`]: `instance list` with the status's state).
 //! - [`match_gpu_count`]: the one-click answer to `status.gpu_count_differs`, a rule change.
+//! - [`totals`]: the Rentals page's line: costing now and this month, per currency, summed from
+//!   the statuses.
 
 mod decide;
 mod error;
@@ -24,6 +26,7 @@ mod load;
 mod store_tests;
 #[cfg(test)]
 mod tests;
+pub mod totals;
 
 use std::collections::BTreeMap;
 
