@@ -176,6 +176,7 @@ app_commands![
     update::update_install,
     status::instance_status,
     status::instance_statuses,
+    status::rentals_totals,
     status::instance_match_gpu_count,
     status::instance_acknowledge_price,
     status::instance_follow_up_dismiss,

@@ -119,6 +119,13 @@ describe('a rental from first record to final bill', () => {
     const cost = await s.text(`${card} [data-testid="live-cost"]`)
     await changedText(s, `${card} [data-testid="live-cost"]`, cost, 'the card cost to tick')
     assert.equal(await (await s.find(`${card} [data-testid="state"]`)).attribute('data-state'), 'running')
+    // Over the list, core's totals: what everything costs an hour now (360 a GPU-hour plus the
+    // 0.02 disk) and what this month has cost so far.
+    const total = '[data-testid="rentals-total"][data-currency="CNY"]'
+    assert.equal(await s.text(`${total} [data-testid="rentals-total-now"]`), '¥360.02/小时')
+    assert.match(await s.text(total), /现在每小时花费（1 台）/)
+    assert.match(await s.text(total), /月至今/)
+    assert.match(await s.text(`${total} [data-testid="rentals-total-month"]`), /^¥\d+\.\d\d$/)
     await screenshot(s, 'zh-CN/11-rentals-active')
   })
 
@@ -252,6 +259,10 @@ describe('a rental from first record to final bill', () => {
     const row = await s.waitFor(`[data-testid="history-row"][data-name="${NAME}"]`)
     assert.equal(await s.text(`[data-testid="history-row"][data-name="${NAME}"] [data-testid="final-bill"]`), bill)
     assert.ok(row)
+    // Released this month: nothing costs now, and the month's total is its final bill.
+    const total = '[data-testid="rentals-total"][data-currency="CNY"]'
+    assert.match(await s.text(total), /Nothing is costing now/)
+    assert.equal(await s.text(`${total} [data-testid="rentals-total-month"]`), bill)
     await screenshot(s, 'en/18-rentals-history')
   })
 

@@ -1,6 +1,7 @@
 //! The instance's one status (core `status`): what the instance page's header, the rentals list
 //! and the tray read, and the one-click answer to a GPU count that differs from the rules.
 
+use leasehold_core::status::totals::Totals;
 use leasehold_core::status::{self, InstanceStatus, ListedInstance};
 use leasehold_core::ApiError;
 use tracing::instrument;
@@ -23,6 +24,14 @@ pub async fn instance_statuses(
     state: tauri::State<'_, AppState>,
 ) -> Result<Vec<ListedInstance>, ApiError> {
     Ok(status::listing(&state.store, state.now()).await?.instances)
+}
+
+/// The line over the Rentals list: costing now and this month (in this computer's time zone),
+/// per currency.
+#[tauri::command]
+#[instrument(skip_all, err(Debug))]
+pub async fn rentals_totals(state: tauri::State<'_, AppState>) -> Result<Totals, ApiError> {
+    Ok(status::totals::load(&state.store, state.now(), &chrono::Local).await?)
 }
 
 /// Update the rules to the GPU count the monitor sees, from now on.

@@ -2,6 +2,7 @@
 // the provider, the last looks, the monitor and the watchdog. Screens show it; none works it out.
 import type { InstanceStatus } from '../bindings/InstanceStatus'
 import type { ListedInstance } from '../bindings/ListedInstance'
+import type { Totals } from '../bindings/Totals'
 import { call } from './ipc'
 
 export function instanceStatus(instance: string): Promise<InstanceStatus> {
@@ -11,6 +12,11 @@ export function instanceStatus(instance: string): Promise<InstanceStatus> {
 /** Every rental with its status, for the Rentals page. */
 export function instanceStatuses(): Promise<ListedInstance[]> {
   return call<ListedInstance[]>('instance_statuses')
+}
+
+/** What every rental together costs an hour now and has cost this month, per currency. */
+export function rentalsTotals(): Promise<Totals> {
+  return call<Totals>('rentals_totals')
 }
 
 /** Update the rules to the GPU count the monitor sees, from now on; the new status. */

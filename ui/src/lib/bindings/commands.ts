@@ -145,6 +145,7 @@ export const COMMANDS = [
   'update_install',
   'instance_status',
   'instance_statuses',
+  'rentals_totals',
   'instance_match_gpu_count',
   'instance_acknowledge_price',
   'instance_follow_up_dismiss',
