@@ -96,6 +96,9 @@ describe('connect, verify, terminal', () => {
       await s.click('[data-testid="connect-run"]')
       const shown = await s.text('[data-testid="fingerprint"]')
       assert.equal(shown, host.fingerprint, 'the dialog shows the host key fingerprint ssh-keygen -l prints')
+      // The test host's key is ed25519: the command to print it there reads that file, with a copy button.
+      assert.equal(await s.text('[data-testid="fingerprint-command"]'), 'ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub')
+      await s.waitFor('[data-testid="fingerprint-command-copy"]')
       await screenshot(s, `${lang}/12-connect-fingerprint`)
       await s.click('[data-testid="fingerprint-accept"]')
       await s.waitFor('[data-testid="connect-success"]', { timeoutMs: 30_000 })

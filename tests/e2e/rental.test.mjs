@@ -44,7 +44,15 @@ describe('a rental from first record to final bill', () => {
     await s.waitFor('[data-testid="error-name"]')
     assert.equal(await s.text('[data-testid="error-name"]'), '必填。')
 
+    // The region's example follows the provider chosen: AutoDL writes its zones in Chinese.
+    await s.click('[data-testid="preset-runpod"]')
+    await waitFor(async () => (await (await s.find('[data-testid="field-region"]')).attribute('placeholder')) === '例如 EU-RO-1', {
+      what: "RunPod's data centre as the region example",
+    })
     await s.click('[data-testid="preset-autodl"]')
+    await waitFor(async () => (await (await s.find('[data-testid="field-region"]')).attribute('placeholder')) === '例如 西北B区', {
+      what: "AutoDL's zone as the region example",
+    })
     await fill(s, 'name', NAME)
     await fill(s, 'gpu_model', 'RTX 4090')
     await fill(s, 'price_per_gpu_hour', '0')

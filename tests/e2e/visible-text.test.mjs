@@ -160,5 +160,15 @@ describe('dark mode on the main screens', () => {
       assert.deepEqual(await lowContrastButtons(s), [], `${language} instance: button text below 4.5:1 in dark mode`)
       await screenshot(s, `${language}/95-dark-instance`)
     }
+    // Settings → Appearance overrides the system: light on a dark desktop, then back to the system's.
+    const pageBackground = () => s.execute(`return getComputedStyle(document.documentElement).getPropertyValue('--bg').trim()`)
+    await goTo(s, 'settings')
+    assert.equal(await pageBackground(), '#14171c', 'dark, as the system is')
+    await s.select('[data-testid="settings-theme"]', 'light')
+    await waitFor(async () => (await pageBackground()) === '#f6f7f9', { what: 'the light palette once 浅色 is chosen' })
+    assert.deepEqual(await lowContrastButtons(s), [], 'button text below 4.5:1 in the chosen light theme')
+    await screenshot(s, 'zh-CN/95-theme-light-chosen')
+    await s.select('[data-testid="settings-theme"]', 'system')
+    await waitFor(async () => (await pageBackground()) === '#14171c', { what: 'dark again when following the system' })
   })
 })

@@ -30,7 +30,7 @@ function start() {
 }
 
 // Preferences decide the language, so they are read before the first paint.
-let stored: Preferences = { language: null, currency: null, onboarded: false }
+let stored: Preferences = { language: null, currency: null, onboarded: false, theme: 'system' }
 if (!status.failure && !startupError) {
   try {
     stored = await loadPreferences()

@@ -1,7 +1,9 @@
-// What the user chose on first run and in Settings (language, default currency), as runes state.
+// What the user chose on first run and in Settings (language, default currency, light or dark),
+// as runes state.
 // Saved through the backend so it survives restarts; the UI never keeps its own copy on disk.
 import { createContext } from 'svelte'
 import type { Preferences } from './bindings/Preferences'
+import type { Theme } from './bindings/Theme'
 import { isLanguage, languageFromSystem, switchLanguage, type Language } from './i18n'
 
 export type SavePreferences = (preferences: Preferences) => Promise<void>
@@ -10,6 +12,7 @@ export class PreferencesState {
   language = $state<Language>('en')
   currency = $state('CNY')
   onboarded = $state(false)
+  theme = $state<Theme>('system')
   /** Until the user picks a currency, it follows the language (CNY for Chinese, else USD). */
   #currencyChosen: boolean
   #save: SavePreferences
@@ -19,7 +22,9 @@ export class PreferencesState {
     this.#currencyChosen = stored.currency !== null
     this.currency = stored.currency ?? defaultCurrency(this.language)
     this.onboarded = stored.onboarded
+    this.theme = stored.theme ?? 'system'
     this.#save = save
+    applyTheme(this.theme)
   }
 
   snapshot(): Preferences {
@@ -27,6 +32,7 @@ export class PreferencesState {
       language: this.language,
       currency: this.#currencyChosen ? this.currency : null,
       onboarded: this.onboarded,
+      theme: this.theme,
     }
   }
 
@@ -43,12 +49,25 @@ export class PreferencesState {
     await this.#save(this.snapshot())
   }
 
+  async setTheme(theme: Theme): Promise<void> {
+    this.theme = theme
+    applyTheme(theme)
+    await this.#save(this.snapshot())
+  }
+
   /** Finishing first run confirms the currency shown, even if the user left it as proposed. */
   async finishOnboarding(): Promise<void> {
     this.onboarded = true
     this.#currencyChosen = true
     await this.#save(this.snapshot())
   }
+}
+
+/** The stylesheet's dark tokens follow `data-theme` on <html>; none means the system's. */
+export function applyTheme(theme: Theme): void {
+  if (typeof document === 'undefined') return
+  if (theme === 'system') delete document.documentElement.dataset.theme
+  else document.documentElement.dataset.theme = theme
 }
 
 function defaultCurrency(language: Language): string {

@@ -136,6 +136,23 @@ impl ProviderKey {
         }
     }
 
+    /// How the provider names a region, as New rental's example: AutoDL's zones, RunPod's data
+    /// centre ids, the clouds' region codes. `None` where we have not seen how the provider
+    /// writes them (the form then shows a neutral example).
+    pub fn region_example(self) -> Option<&'static str> {
+        match self {
+            Self::Autodl => Some("西北B区"),
+            Self::Runpod => Some("EU-RO-1"),
+            Self::Vast => Some("Sweden, SE"),
+            Self::Lambda | Self::Aws => Some("us-east-1"),
+            Self::Aliyun => Some("cn-beijing"),
+            Self::Tencent => Some("ap-guangzhou"),
+            Self::Huawei => Some("cn-north-4"),
+            Self::Gcp => Some("us-central1-a"),
+            Self::Bingxing | Self::Hengyuan | Self::Kuhu | Self::Custom => None,
+        }
+    }
+
     pub fn preset(self) -> ProviderPreset {
         let preset = |display_name: &str,
                       billing_starts,
@@ -155,6 +172,7 @@ impl ProviderKey {
             machine,
             source: source.map(str::to_owned),
             currency: self.currency().to_owned(),
+            region_example: self.region_example().map(str::to_owned),
         };
         use BillingStart::{Created, Running};
         use Granularity::{Hour, Minute, Second};
@@ -265,6 +283,8 @@ pub struct ProviderPreset {
     pub source: Option<String>,
     /// The currency the provider bills in (ISO 4217): what New rental starts with.
     pub currency: String,
+    /// A region written the way this provider writes them, for the form's example.
+    pub region_example: Option<String>,
 }
 
 /// Every preset, `custom` last.

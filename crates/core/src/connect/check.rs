@@ -30,6 +30,9 @@ pub enum ConnectionCheck {
         port: u16,
         fingerprint: String,
         algorithm: String,
+        /// What prints the same fingerprint on the machine itself (its provider's web
+        /// terminal), for this key's type.
+        print_command: String,
     },
     /// The host presented a different key than the one recorded. Nothing was sent. Hard stop.
     HostKeyChanged {
@@ -137,6 +140,7 @@ fn verdict(err: SshError) -> Result<ConnectionCheck, ConnectError> {
             host,
             port,
             fingerprint,
+            print_command: fingerprint_command(&algorithm),
             algorithm,
         }),
         SshError::HostKeyChanged {
@@ -189,6 +193,23 @@ fn verdict(err: SshError) -> Result<ConnectionCheck, ConnectError> {
     }
 }
 
+/// The command that prints a host key's fingerprint on the host, for the key's SSH type
+/// (`ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`/`rsa-sha2-512`); OpenSSH keeps each type in
+/// its own file. An unknown type gets every host key's.
+pub fn fingerprint_command(algorithm: &str) -> String {
+    let kind = if algorithm.contains("ed25519") {
+        "ed25519"
+    } else if algorithm.starts_with("ecdsa") {
+        "ecdsa"
+    } else if algorithm.contains("rsa") {
+        "rsa"
+    } else {
+        return "for key in /etc/ssh/ssh_host_*_key.pub; do ssh-keygen -lf \"$key\"; done"
+            .to_owned();
+    };
+    format!("ssh-keygen -lf /etc/ssh/ssh_host_{kind}_key.pub")
+}
+
 /// Pure: the first command's three lines; a missing line reads as empty, never a panic.
 pub fn parse_hello(stdout: &str) -> RemoteHello {
     let mut lines = stdout.lines().map(str::trim);
@@ -237,8 +258,36 @@ mod tests {
                 port: 2222,
                 fingerprint: "SHA256:abc".into(),
                 algorithm: "ssh-ed25519".into(),
+                print_command: "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub".into(),
             }
         );
+    }
+
+    #[test]
+    fn the_fingerprint_is_printed_from_the_file_of_the_keys_type() {
+        for (algorithm, file) in [
+            ("ssh-ed25519", "/etc/ssh/ssh_host_ed25519_key.pub"),
+            ("ecdsa-sha2-nistp256", "/etc/ssh/ssh_host_ecdsa_key.pub"),
+            ("rsa-sha2-512", "/etc/ssh/ssh_host_rsa_key.pub"),
+            ("ssh-rsa", "/etc/ssh/ssh_host_rsa_key.pub"),
+        ] {
+            assert_eq!(
+                fingerprint_command(algorithm),
+                format!("ssh-keygen -lf {file}")
+            );
+        }
+        assert!(fingerprint_command("sk-ssh-unknown@example").contains("ssh_host_*_key.pub"));
+        let check = verdict(SshError::HostKeyUnknown {
+            host: "gpu.example".into(),
+            port: 40022,
+            fingerprint: "SHA256:abc".into(),
+            algorithm: "ssh-ed25519".into(),
+        });
+        assert!(matches!(
+            check,
+            Ok(ConnectionCheck::NeedsTrust { print_command, .. })
+                if print_command == "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub"
+        ));
     }
 
     #[test]

@@ -26,6 +26,18 @@ pub const MAX_DRAFT_BYTES: usize = 64 * 1024;
 const LANGUAGE_KEY: &str = "language";
 const CURRENCY_KEY: &str = "currency";
 const ONBOARDED_KEY: &str = "onboarded";
+const THEME_KEY: &str = "theme";
+
+/// Light or dark, or whatever the system says (the default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum Theme {
+    #[default]
+    System,
+    Light,
+    Dark,
+}
 
 /// The user's choices. `None` means never chosen: the UI falls back to the system locale.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -36,6 +48,9 @@ pub struct Preferences {
     pub currency: Option<String>,
     /// First run (welcome, language, currency) completed.
     pub onboarded: bool,
+    /// Light, dark, or the system's (an unknown stored value reads as the system's).
+    #[serde(default)]
+    pub theme: Theme,
 }
 
 #[tracing::instrument(skip_all, err)]
@@ -44,6 +59,11 @@ pub async fn load_preferences(conn: &mut SqliteConnection) -> Result<Preferences
         language: read(conn, LANGUAGE_KEY).await?,
         currency: read(conn, CURRENCY_KEY).await?,
         onboarded: read(conn, ONBOARDED_KEY).await?.unwrap_or(false),
+        // A value a later version wrote and this one does not know is the system's theme.
+        theme: read::<serde_json::Value>(conn, THEME_KEY)
+            .await?
+            .and_then(|value| serde_json::from_value(value).ok())
+            .unwrap_or_default(),
     })
 }
 
@@ -64,7 +84,8 @@ pub async fn save_preferences(
     }
     write(conn, LANGUAGE_KEY, &preferences.language, now).await?;
     write(conn, CURRENCY_KEY, &preferences.currency, now).await?;
-    write(conn, ONBOARDED_KEY, &preferences.onboarded, now).await
+    write(conn, ONBOARDED_KEY, &preferences.onboarded, now).await?;
+    write(conn, THEME_KEY, &preferences.theme, now).await
 }
 
 /// The draft a wizard saved last, if any.

@@ -43,6 +43,7 @@ async fn saved_preferences_read_back_and_a_second_save_replaces_the_first() {
         language: Some("zh-CN".into()),
         currency: Some("CNY".into()),
         onboarded: false,
+        theme: Theme::Dark,
     };
     save_preferences(&mut conn, &first, clock().now())
         .await
@@ -53,6 +54,7 @@ async fn saved_preferences_read_back_and_a_second_save_replaces_the_first() {
         language: Some("en".into()),
         currency: Some("USD".into()),
         onboarded: true,
+        theme: Theme::System,
     };
     save_preferences(&mut conn, &second, clock().now())
         .await
@@ -73,6 +75,7 @@ async fn an_unknown_language_is_refused_as_bad_input_and_nothing_is_written() {
             language: Some("fr".into()),
             currency: Some("EUR".into()),
             onboarded: true,
+            theme: Theme::Light,
         },
         clock().now(),
     )
@@ -174,5 +177,18 @@ async fn a_saved_value_is_stamped_with_the_time_the_caller_gives_not_the_wall_cl
             .filter(|(key, _)| !key.starts_with("draft"))
             .all(|(_, at)| at.to_rfc3339() == "2025-03-01T17:00:00+00:00"),
         "preferences saved three hours later carry that time: {stamps:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_theme_this_version_does_not_know_reads_as_the_systems() {
+    let mut conn = fresh_db().await;
+    sqlx::query("INSERT INTO settings (key, value, updated_at) VALUES ('theme', '\"sepia\"', '2026-12-05T00:00:00Z')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        load_preferences(&mut conn).await.unwrap().theme,
+        Theme::System
     );
 }

@@ -5,7 +5,12 @@ import type { RemoteHello } from "./RemoteHello";
 /**
  * What a connection test ended in, when it ended in something the user must see or decide.
  */
-export type ConnectionCheck = { "outcome": "connected", destination: string, remote: RemoteHello, } | { "outcome": "needs_trust", host: string, port: number, fingerprint: string, algorithm: string, } | { "outcome": "host_key_changed", host: string, port: number, old_fingerprint: string, new_fingerprint: string, 
+export type ConnectionCheck = { "outcome": "connected", destination: string, remote: RemoteHello, } | { "outcome": "needs_trust", host: string, port: number, fingerprint: string, algorithm: string, 
+/**
+ * What prints the same fingerprint on the machine itself (its provider's web
+ * terminal), for this key's type.
+ */
+print_command: string, } | { "outcome": "host_key_changed", host: string, port: number, old_fingerprint: string, new_fingerprint: string, 
 /**
  * The type of the key presented now (`ssh-rsa`, …).
  */

@@ -29,4 +29,8 @@ source: string | null,
 /**
  * The currency the provider bills in (ISO 4217): what New rental starts with.
  */
-currency: string, };
+currency: string, 
+/**
+ * A region written the way this provider writes them, for the form's example.
+ */
+region_example: string | null, };

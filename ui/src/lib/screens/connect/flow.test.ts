@@ -21,7 +21,7 @@ const connected: TestReport = {
   saved: null,
 }
 const question: TestReport = {
-  check: { outcome: 'needs_trust', host: 'gpu.example', port: 2222, fingerprint: 'SHA256:abc', algorithm: 'ssh-ed25519' },
+  check: { outcome: 'needs_trust', host: 'gpu.example', port: 2222, fingerprint: 'SHA256:abc', algorithm: 'ssh-ed25519', print_command: 'ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub' },
   saved: null,
 }
 

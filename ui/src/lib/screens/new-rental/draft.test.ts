@@ -13,6 +13,7 @@ const autodl: ProviderPreset = {
   machine: 'container',
   source: null,
   currency: 'CNY',
+  region_example: '西北B区',
 }
 
 describe('applyPreset', () => {
