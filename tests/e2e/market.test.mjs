@@ -2,7 +2,8 @@
 // GPU shows the offers that fit the task with their age and a converted price, Refresh fetches
 // them, and Rent… reviews an offer (price confirmed, a cap) and rents it through Vast.ai's
 // documented create call; the new rental opens, recorded as created; a price alert set under the
-// offers fires at the next refresh, once. Both languages.
+// offers fires at the next refresh, once; an AutoDL row (your last price there) is created by its
+// compute spec through AutoDL's Pro create call. Both languages.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -17,6 +18,7 @@ import { waitFor } from './lib/webdriver.mjs'
 
 const CLI = path.join(path.dirname(BINARY ?? ''), 'leasehold')
 const KEY = 'vast-e2e-key-0815'
+const AUTODL_KEY = 'autodl-e2e-token'
 const OFFERS = [
   { id: '101', gpu: 'RTX 4090', vram_gb: 24, price: 0.35, region: 'Texas, US' },
   { id: '102', gpu: 'RTX 4090', vram_gb: 24, price: 0.42, region: 'Quebec, CA' },
@@ -31,14 +33,16 @@ describe('the market', () => {
   let app
   let s
   let standin
+  let autodl
   let secrets
   let env
 
   before(async () => {
     standin = await startStandin('vast', KEY)
     await standin.control('POST', 'offers', { offers: OFFERS })
+    autodl = await startStandin('autodl', AUTODL_KEY)
     secrets = await startSecretService()
-    env = { ...secrets.env, LEASEHOLD_VAST_API_URL: standin.base }
+    env = { ...secrets.env, LEASEHOLD_VAST_API_URL: standin.base, LEASEHOLD_AUTODL_API_URL: autodl.base }
     app = await launchApp({ profile, language: 'en_US', env })
     s = app.session
     await finishFirstRun(s)
@@ -52,6 +56,7 @@ describe('the market', () => {
   after(async () => {
     await app?.close()
     standin?.stop()
+    autodl?.stop()
     await secrets?.stop()
     rmSync(profile, { recursive: true, force: true })
   })
@@ -132,6 +137,48 @@ describe('the market', () => {
     // Told at most once an hour: the next refresh sets nothing off.
     await s.click('[data-testid="market-refresh"]')
     await waitFor(async () => (await s.findAll('[data-testid="market-alert-hit"]')).length === 0, { what: 'no second telling within the hour' })
+  })
+
+  it('en: an AutoDL row is created by its compute spec, priced by AutoDL once it exists', async () => {
+    const cli = (args) =>
+      execFileSync(CLI, [...args, '--db', db], {
+        env: { ...process.env, ...env, HOME: profile, AUTODL_KEY },
+        encoding: 'utf8',
+      })
+    // A 5090 rented there before gives the row its last price; the sync imports it.
+    await autodl.control('POST', 'instances', [
+      { id: 'pro-old5090', name: 'old-5090', state: 'stopped', gpu: 'RTX 5090', price: 3.1, region: '西北B区' },
+    ])
+    await autodl.control('POST', 'offers', { offers: [{ id: '5090-p', gpu: 'RTX 5090', price: 3.2, region: '北京A区' }] })
+    cli(['account', 'add', 'autodl', '--api-key-env', 'AUTODL_KEY'])
+    cli(['account', 'sync'])
+    await goTo(s, 'choose-gpu')
+    await s.click('[data-testid="market-refresh"]')
+    const row = '[data-testid="market-offer"][data-provider="autodl"]'
+    await s.waitFor(row, { timeoutMs: 30_000 })
+    await s.click(`${row} [data-testid="market-rent"]`)
+    await s.waitFor('[data-testid="rent-dialog"][open]')
+    await waitFor(async () => (await (await s.find('[data-testid="rent-spec"]')).property('value')) === '5090-p', {
+      what: 'the documented 5090 spec chosen for the 5090 row',
+    })
+    assert.match(await s.text('[data-testid="rent-autodl-price"]'), /only once the instance exists/)
+    assert.equal(await (await s.find('[data-testid="rent-disk"]')).property('value'), '0', 'no extra system disk by default')
+    await s.type('[data-testid="rent-cap"]', '4')
+    await s.type('[data-testid="rent-name"]', 'autodl-5090')
+    await s.click('[data-testid="rent-confirm-price"]')
+    await screenshot(s, 'en/95-market-autodl-review')
+    await s.click('[data-testid="rent-now"]')
+    await waitFor(async () => (await s.text('[data-testid="page-title"]')) === 'autodl-5090', {
+      timeoutMs: 60_000,
+      what: 'the new AutoDL rental opened',
+    })
+    const creates = (await autodl.control('GET', 'requests')).filter((r) => r.path === '/api/v1/dev/instance/pro/create')
+    assert.equal(creates.length, 1, 'one create call for one click')
+    assert.equal(creates[0].body.gpu_spec_uuid, '5090-p')
+    assert.equal(creates[0].body.req_gpu_amount, 1)
+    assert.equal(creates[0].body.instance_name, 'autodl-5090')
+    assert.deepEqual(await autodl.control('GET', 'violations'), [])
+    await screenshot(s, 'en/96-market-autodl-rented')
   })
 
   it('zh-CN: the market and its review in Chinese', async () => {

@@ -658,12 +658,52 @@ class Handler(BaseHTTPRequestHandler):
             target = {"power_on": "running", "power_off": "stopped", "release": "gone"}[path.rsplit("/", 1)[1]]
             self.power(ident, target)
             return ok(None)
+        if method == "POST" and path == pro + "create":
+            return self.autodl_create(body if isinstance(body, dict) else {}, ok)
         if method == "POST" and path == "/api/v1/dev/wallet/balance":
             return ok({"assets": 100000, "accumulate": int(round(float(script["accumulate"]) * 1000)),
                        "voucher_balance": 0})
         return self.unexpected(method, path)
 
 
+def autodl_create(self, body, ok):
+    """AutoDL Pro create: the documented body (schemas.json "create"), the spec as a market
+    offer's id ("price" per GPU-hour, "stock": NONE refuses for lack of stock), the new
+    instance running at once, its uuid as a bare string."""
+    shape = SCHEMAS["create"]
+    for field in shape["required"]:
+        if field not in body:
+            violations.append(f"AutoDL create without {field}")
+    for field in body:
+        if field not in shape["required"] + shape["optional"]:
+            violations.append(f"AutoDL create with an undocumented field {field}")
+    count, disk, cuda = body.get("req_gpu_amount"), body.get("expand_system_disk_by_gb"), body.get("cuda_v_from")
+    if not (isinstance(count, int) and 1 <= count <= 4) or not (isinstance(disk, int) and 0 <= disk <= 500) \
+            or not (isinstance(cuda, int) and cuda >= 100):
+        violations.append(f"AutoDL create with a bad count, disk or CUDA: {count!r} {disk!r} {cuda!r}")
+        return self.reply(200, {"code": "RequestParameterIsWrong", "msg": "请求参数错误", "data": None})
+    if script.get("real_name_missing"):
+        return self.reply(200, {"code": "TORealName", "msg": "未完成实名认证,认证后才可使用", "data": None})
+    spec = take_offer(lambda o: o["id"] == body.get("gpu_spec_uuid"))
+    if spec is None:
+        return self.reply(200, {"code": "RequestParameterIsWrong", "msg": "请求参数错误", "data": None})
+    if self.no_capacity() or spec.get("stock") == "NONE":
+        return self.reply(200, {"code": "InternalError",
+                                "msg": "当前算力规格暂无库存, 请修改配置或稍等再试", "data": None})
+    ident = f"pro-{created['n'] + 1:012x}"
+    regions = body.get("data_center_list") or [spec.get("region", "西北B区")]
+    inst = {"id": ident, "name": body.get("instance_name", ""), "state": "running",
+            "gpu": spec.get("gpu", "RTX 4090"), "count": count,
+            "price": round(float(spec.get("price", 1)) * count, 3), "region": regions[0],
+            "created": int(time.time()), "started": int(time.time()),
+            "ssh_host": spec.get("ssh_host", "127.0.0.1"), "ssh_port": spec.get("ssh_port", 22),
+            "password": "stand-in-root", "start_command": body.get("start_command")}
+    if self.create(inst) is None:
+        return None
+    return ok(ident)
+
+
+Handler.autodl_create = autodl_create
 setattr(Handler, "lambda", Handler.lambda_)
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -97,9 +97,11 @@ pub enum AlertCommand {
 
 #[derive(Args)]
 pub struct RentArgs {
-    /// runpod, vast or lambda.
+    /// runpod, vast, lambda or autodl.
     provider: String,
-    /// The offer's id as `market list` shows it.
+    /// The offer's id as `market list` shows it; on AutoDL (no offers) the compute spec
+    /// `SPEC[:COUNT[:DATA CENTRES]]`, e.g. v-48g or 5090-p:2:westDC2 — its price is read after the
+    /// create, and above the cap the instance is released at once.
     offer_id: String,
     /// The ledger's name for it, also its name at the provider.
     #[arg(long)]
@@ -107,8 +109,10 @@ pub struct RentArgs {
     /// Never more than this per hour for the whole offer (its live price is checked first).
     #[arg(long, value_name = "X")]
     max_price_per_hour: Decimal,
+    /// Disk in GB (on AutoDL: what the system disk grows by, 0–500).
     #[arg(long, value_name = "N")]
     disk_gb: Option<u32>,
+    /// The image (on AutoDL its image id, base-image-… or a private image-…).
     #[arg(long)]
     image: Option<String>,
     /// The public key to install (a private key's `.pub` beside it is used); default: the

@@ -37,6 +37,17 @@ pub enum MarketError {
         provider: &'static str,
         detail: String,
     },
+    #[error("{provider} set {price} {currency}/h for the new instance, above your cap of {cap} {currency}/h: it was powered off and released at once (only the seconds it ran are billed); nothing was recorded")]
+    ReleasedAboveCap {
+        provider: &'static str,
+        price: String,
+        cap: String,
+        currency: String,
+    },
+    #[error("{provider} did not say the new instance's price, so it could not be held to your cap: it was powered off and released at once (only the seconds it ran are billed); nothing was recorded")]
+    ReleasedPriceUnknown { provider: &'static str },
+    #[error("the new instance is above your cap or did not say its price, and releasing it failed ({detail}); it is recorded as {name} and may be billing: stop and release it from its page now")]
+    KeptAboveCap { name: String, detail: String },
     #[error("the answer to the create request was lost ({detail}); nothing was recorded yet: the next account sync finds the instance by its name {name:?} if it was created, so do not rent again")]
     AnswerLost { name: String, detail: String },
     #[error("no market alert {0}; `leasehold market alert list` shows them")]
@@ -69,6 +80,9 @@ impl Coded for MarketError {
             Self::NoCapacity { .. } => "market.no_capacity",
             Self::CannotRent { .. } => "market.cannot_rent",
             Self::AnswerLost { .. } => "market.answer_lost",
+            Self::ReleasedAboveCap { .. } => "market.released_above_cap",
+            Self::ReleasedPriceUnknown { .. } => "market.released_price_unknown",
+            Self::KeptAboveCap { .. } => "market.kept_above_cap",
             Self::UnknownAlert(_) => "market.unknown_alert",
             Self::NoPublicKey { .. } => "market.no_public_key",
             Self::Catalog(err) => err.code(),
@@ -133,6 +147,21 @@ impl Coded for MarketError {
                 ("offer_id", offer_id.clone()),
             ],
             Self::AnswerLost { name, .. } => vec![("name", name.clone())],
+            Self::ReleasedAboveCap {
+                provider,
+                price,
+                cap,
+                currency,
+            } => vec![
+                ("provider", (*provider).to_owned()),
+                ("price", price.clone()),
+                ("cap", cap.clone()),
+                ("currency", currency.clone()),
+            ],
+            Self::ReleasedPriceUnknown { provider } => vec![("provider", (*provider).to_owned())],
+            Self::KeptAboveCap { name, detail } => {
+                vec![("name", name.clone()), ("detail", detail.clone())]
+            }
             Self::UnknownAlert(id) => vec![("id", id.to_string())],
             Self::InvalidInput(_) => Vec::new(),
         }

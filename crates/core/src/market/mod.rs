@@ -16,6 +16,7 @@
 //! - [`alerts`]: "RTX 4090 under $0.35/h", "H100 back in stock", fired through the reminders'
 //!   webhooks at most once per alert per hour.
 //! - [`rent`]: renting an offer through the provider's documented create call, recorded at once.
+//! - [`rent_autodl`]: AutoDL by its compute spec, the price held to the cap after the create.
 //! - [`view`]: what Choose GPU shows: the ranked offers in the user's currency and each
 //!   provider's age, error and account.
 
@@ -26,6 +27,7 @@ pub mod offer;
 pub mod parse;
 pub mod rank;
 pub mod rent;
+pub mod rent_autodl;
 mod rent_lambda;
 pub mod snapshot;
 pub mod view;

@@ -3,11 +3,13 @@
 //! Before anything is sent the offer is read again from the provider (its live price must be
 //! at most the cap); the create call is sent once and never retried (a retried create can make
 //! a second instance). It carries the ledger name as the instance's name (RunPod `name`, Vast.ai
-//! `label`, Lambda `name`), so when its answer is lost the provider's listing is read for that
+//! `label`, Lambda `name`, AutoDL `instance_name`), so when its answer is lost the provider's listing is read for that
 //! name, and otherwise the next account sync imports the instance under it: one click, one
 //! instance. A refusal (no capacity, the offer taken, the price above the cap, the key refused)
 //! records nothing. A created instance is recorded in one transaction: the `created` event with
 //! the provider's price and the preset's rules, its provider id, and the link to the account.
+//! AutoDL has no offers and names its price only after the create: `rent_autodl` holds it to
+//! the cap afterwards.
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +33,7 @@ use crate::store::Store;
 /// The image when none is given: the PyTorch image the seeds use, per provider.
 pub fn default_image(provider: Provider) -> &'static str {
     match provider {
+        Provider::Autodl => super::rent_autodl::DEFAULT_IMAGE,
         Provider::Runpod => "runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04",
         _ => "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel",
     }
@@ -83,14 +86,26 @@ pub struct RentDefaults {
     /// The user's own public key (`~/.ssh/id_ed25519.pub`, then ECDSA, then RSA); `None` when
     /// there is none.
     pub ssh_public_key: Option<String>,
+    /// AutoDL's documented compute specs (empty for the other providers, which rent offers).
+    pub specs: Vec<super::rent_autodl::AutodlSpec>,
 }
 
 /// The defaults for renting on `provider`, with the public key from `home`'s `.ssh`.
 pub fn defaults(provider: Provider, home: Option<&Path>) -> RentDefaults {
     RentDefaults {
         image: default_image(provider).to_owned(),
-        disk_gb: DEFAULT_DISK_GB,
+        // AutoDL's disk is what the system disk grows by.
+        disk_gb: if provider == Provider::Autodl {
+            0
+        } else {
+            DEFAULT_DISK_GB
+        },
         ssh_public_key: public_key(None, home).ok().flatten(),
+        specs: if provider == Provider::Autodl {
+            super::rent_autodl::documented_specs()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -140,14 +155,20 @@ pub fn validate(request: &RentRequest) -> Result<(), MarketError> {
             "--max-price-per-hour must be more than zero".into(),
         ));
     }
-    if let Some(disk) = request.disk_gb {
+    if request.provider == Provider::Autodl {
+        super::rent_autodl::validate(request)?;
+    } else if let Some(disk) = request.disk_gb {
         if !(1..=MAX_DISK_GB).contains(&disk) {
             return Err(MarketError::InvalidInput(format!(
                 "--disk-gb must be between 1 and {MAX_DISK_GB}"
             )));
         }
     }
-    if let Some(image) = &request.image {
+    if let Some(image) = request
+        .image
+        .as_ref()
+        .filter(|_| request.provider != Provider::Autodl)
+    {
         let ok = !image.is_empty()
             && image.len() <= 200
             && !image.starts_with('-')
@@ -175,12 +196,6 @@ pub fn validate(request: &RentRequest) -> Result<(), MarketError> {
                     .into(),
             ));
         }
-    }
-    if request.provider == Provider::Autodl {
-        return Err(MarketError::CannotRent {
-            provider: "AutoDL",
-            detail: "AutoDL publishes no offers to rent from; create it in AutoDL's console and the account sync records it".into(),
-        });
     }
     // The name's own checks (length, characters) are the ledger's.
     NewInstance {
@@ -230,6 +245,10 @@ pub async fn rent(
         })
     })?;
     let api = Api::new(provider, endpoints.base(provider), key, ONE_TRY)?;
+    if provider == Provider::Autodl {
+        // No offers to read first: the price is known only once it exists.
+        return super::rent_autodl::rent(store, &account, &api, request, now).await;
+    }
     let offer = live_offer(&api, endpoints, &request.offer_id, now).await?;
     if offer.price_per_hour > request.max_price_per_hour {
         return Err(MarketError::AboveCap {
@@ -243,7 +262,11 @@ pub async fn rent(
         Provider::Runpod => create_runpod(&api, request, &offer, now).await,
         Provider::Vast => create_vast(&api, request, &offer).await,
         Provider::Lambda => super::rent_lambda::create(&api, request, &offer).await,
-        Provider::Autodl => unreachable_autodl(),
+        // Rented by `rent_autodl` above, which needs no offer.
+        Provider::Autodl => Err(Sent::Refused(MarketError::CannotRent {
+            provider: "AutoDL",
+            detail: "AutoDL is rented by its compute spec, not an offer".into(),
+        })),
     };
     let created = match created {
         Ok(created) => created,
@@ -258,13 +281,6 @@ pub async fn rent(
         }
     };
     record(store, &account, request, &offer, created, now).await
-}
-
-fn unreachable_autodl() -> Result<Created, Sent> {
-    Err(Sent::Refused(MarketError::CannotRent {
-        provider: "AutoDL",
-        detail: "no offers to rent".into(),
-    }))
 }
 
 /// The offer as the provider lists it now (Vast.ai: one search for its id; RunPod and Lambda:
@@ -477,7 +493,7 @@ async fn create_vast(api: &Api, request: &RentRequest, offer: &Offer) -> Result<
 }
 
 /// After a lost answer: the provider's instance carrying our name, if it was created.
-async fn find_by_name(api: &Api, name: &str, now: DateTime<Utc>) -> Option<Created> {
+pub(super) async fn find_by_name(api: &Api, name: &str, now: DateTime<Utc>) -> Option<Created> {
     let listing = client::list(api, now, &Default::default()).await.ok()?;
     let found = listing
         .instances
@@ -491,7 +507,7 @@ async fn find_by_name(api: &Api, name: &str, now: DateTime<Utc>) -> Option<Creat
 }
 
 /// The ledger entry, its provider id and the link to the account, in one transaction.
-async fn record(
+pub(super) async fn record(
     store: &Store,
     account: &AccountRef,
     request: &RentRequest,

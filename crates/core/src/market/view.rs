@@ -8,6 +8,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::offer::PriceSource;
 use super::rank::{for_task, RankedOffer, DEFAULT_DISK_GB};
 use super::snapshot::load;
 use super::MarketError;
@@ -34,6 +35,12 @@ pub struct MarketRow {
     #[ts(type = "string | null")]
     pub converted_task_cost: Option<Decimal>,
     pub rate: Option<DatedRate>,
+    /// It can be rented from the app: a catalog offer, or an AutoDL row (your last price) when
+    /// an AutoDL account is linked, created by its compute spec.
+    pub rentable: bool,
+    /// For an AutoDL row, the documented compute spec of the same GPU and memory, when there
+    /// is one ([`super::rent_autodl::spec_for`]).
+    pub autodl_spec: Option<String>,
 }
 
 /// One provider's part of the market.
@@ -89,7 +96,10 @@ pub async fn for_recommendation(
     let rows = for_task(recommendation, hours, &offers, DEFAULT_DISK_GB)
         .into_iter()
         .take(SHOWN_OFFERS)
-        .map(|ranked| convert(ranked, currency))
+        .map(|ranked| {
+            let linked = accounts.iter().any(|a| a.provider == ranked.offer.provider);
+            convert(ranked, currency, linked)
+        })
         .collect();
     let sources = Provider::ALL
         .iter()
@@ -112,7 +122,7 @@ pub async fn for_recommendation(
     })
 }
 
-fn convert(ranked: RankedOffer, currency: &str) -> MarketRow {
+fn convert(ranked: RankedOffer, currency: &str, linked: bool) -> MarketRow {
     let from = ranked.offer.currency.as_str();
     let rate = exchange::rate(from, currency).filter(|r| r.from != r.to);
     let at = |amount: Decimal| {
@@ -120,10 +130,21 @@ fn convert(ranked: RankedOffer, currency: &str) -> MarketRow {
             .and_then(|r| amount.checked_mul(r.rate))
             .map(|v| v.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero))
     };
+    let offer = &ranked.offer;
+    let autodl = offer.provider == Provider::Autodl;
     MarketRow {
-        converted_per_hour: at(ranked.offer.price_per_hour),
+        converted_per_hour: at(offer.price_per_hour),
         converted_task_cost: ranked.task_cost.and_then(at),
         rate,
+        rentable: if autodl {
+            linked
+        } else {
+            offer.source == PriceSource::Catalog
+        },
+        autodl_spec: autodl
+            .then(|| super::rent_autodl::spec_for(&offer.gpu, offer.vram_gb))
+            .flatten()
+            .map(str::to_owned),
         ranked,
     }
 }
@@ -161,19 +182,19 @@ mod tests {
 
     #[test]
     fn dollars_are_shown_in_yuan_at_the_named_rate_and_yuan_stays_as_it_is() {
-        let row = convert(ranked(dec!(0.35), "USD"), "CNY");
+        let row = convert(ranked(dec!(0.35), "USD"), "CNY", false);
         assert_eq!(row.converted_per_hour, Some(dec!(2.49)));
         assert_eq!(row.converted_task_cost, Some(dec!(24.85)));
         let rate = row.rate.expect("a named rate");
         assert_eq!((rate.from.as_str(), rate.to.as_str()), ("USD", "CNY"));
         assert_eq!(rate.as_of, exchange::RATES_AS_OF);
 
-        let same = convert(ranked(dec!(2.5), "CNY"), "cny");
+        let same = convert(ranked(dec!(2.5), "CNY"), "cny", false);
         assert_eq!(same.converted_per_hour, None);
         assert_eq!(same.rate, None);
         // No rate in the table: nothing converted, nothing guessed.
         assert_eq!(
-            convert(ranked(dec!(1), "EUR"), "CNY").converted_per_hour,
+            convert(ranked(dec!(1), "EUR"), "CNY", false).converted_per_hour,
             None
         );
     }

@@ -18,6 +18,16 @@ converted_per_hour: string | null,
  */
 converted_task_cost: string | null, rate: DatedRate | null, 
 /**
+ * It can be rented from the app: a catalog offer, or an AutoDL row (your last price) when
+ * an AutoDL account is linked, created by its compute spec.
+ */
+rentable: boolean, 
+/**
+ * For an AutoDL row, the documented compute spec of the same GPU and memory, when there
+ * is one ([`super::rent_autodl::spec_for`]).
+ */
+autodl_spec: string | null, 
+/**
  * Hours the task takes on this offer; `None` without a duration or a known throughput.
  */
 task_hours: string | null, 
