@@ -11,6 +11,8 @@ mod market_watch;
 mod reminders;
 mod state;
 mod tray;
+#[cfg(test)]
+mod typed_calls;
 mod updates;
 
 use leasehold_core::store;
@@ -24,6 +26,10 @@ macro_rules! app_commands {
     ($($area:ident :: $name:ident),* $(,)?) => {
         /// The registered commands' names, as the UI passes them to `invoke`.
         pub const COMMAND_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        /// Each command's file under `src/commands` and name: `typed_calls` reads its signature.
+        #[cfg(test)]
+        const COMMAND_AREAS: &[(&str, &str)] = &[$((stringify!($area), stringify!($name))),*];
 
         fn invoke_handler() -> impl Fn(tauri::ipc::Invoke<tauri::Wry>) -> bool + Send + Sync + 'static {
             tauri::generate_handler![$(commands::$area::$name),*]
