@@ -201,7 +201,7 @@ fn generic_types(arguments: &PathArguments) -> Vec<&Type> {
 }
 
 /// `provider_id` → `providerId`, as Tauri turns argument names into invoke keys.
-fn camel(snake: &str) -> String {
+pub(crate) fn camel(snake: &str) -> String {
     let mut out = String::new();
     let mut upper = false;
     for ch in snake.chars() {
