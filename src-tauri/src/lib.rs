@@ -11,19 +11,26 @@ mod market_watch;
 mod reminders;
 mod state;
 mod tray;
+#[cfg(test)]
+mod typed_calls;
 mod updates;
 
 use leasehold_core::store;
 use state::{AppState, Startup};
 use tauri::Manager;
 
-/// Every command the UI may call, in one list: it makes the invoke handler and the names exported
-/// to the UI (`ui/src/lib/bindings/commands.ts`, `make bindings`), so renaming or dropping a
-/// command fails the UI's type check, and `every_command_the_ui_calls_is_registered` fails too.
+/// Every command the UI may call, in one list: it makes the invoke handler, the names exported
+/// to the UI (`ui/src/lib/bindings/commands.ts`) and, read from each command's signature in
+/// `commands/<area>.rs`, one typed function per command (`calls.ts`, `typed_calls.rs`), both with
+/// `make bindings`. Renaming or dropping a command or an argument fails the UI's type check.
 macro_rules! app_commands {
     ($($area:ident :: $name:ident),* $(,)?) => {
         /// The registered commands' names, as the UI passes them to `invoke`.
         pub const COMMAND_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        /// Each command's file under `src/commands` and name: `typed_calls` reads its signature.
+        #[cfg(test)]
+        const COMMAND_AREAS: &[(&str, &str)] = &[$((stringify!($area), stringify!($name))),*];
 
         fn invoke_handler() -> impl Fn(tauri::ipc::Invoke<tauri::Wry>) -> bool + Send + Sync + 'static {
             tauri::generate_handler![$(commands::$area::$name),*]
@@ -259,6 +266,7 @@ pub fn run() {
 mod command_names {
     use std::path::{Path, PathBuf};
 
+    use super::typed_calls::camel;
     use super::COMMAND_NAMES;
 
     fn ui_sources(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -295,36 +303,65 @@ mod command_names {
         std::fs::write(Path::new(&dir).join("commands.ts"), text).expect("writes commands.ts");
     }
 
+    /// The UI reaches a command only through its generated function (`ui/src/lib/bindings/calls.ts`,
+    /// `make bindings`): that file calls exactly the registered names, nothing else in `ui/src`
+    /// passes a command name to `call` or `invoke`, and the screens do use the generated functions
+    /// (at least 30 of them, so a pattern that stopped matching cannot pass).
     #[test]
     fn every_command_the_ui_calls_is_registered() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src");
-        let mut files = Vec::new();
-        ui_sources(&root, &mut files);
-        let call =
+        let calls_ts = std::fs::read_to_string(root.join("lib/bindings/calls.ts"))
+            .expect("ui/src/lib/bindings/calls.ts: run `make bindings`");
+        let by_name =
             regex::Regex::new(r#"\b(?:call|invoke)\s*(?:<[^(]*?>)?\(\s*['"]([A-Za-z0-9_]+)['"]"#)
                 .expect("valid pattern");
-        let mut called = Vec::new();
-        for file in files
-            .iter()
-            .filter(|f| !f.to_string_lossy().contains("/bindings/"))
-        {
-            let text = std::fs::read_to_string(file).expect("readable");
-            for found in call.captures_iter(&text) {
-                called.push((found[1].to_owned(), file.clone()));
-            }
-        }
-        assert!(
-            called.len() >= 30,
-            "the UI's calls were found (only {} seen): the pattern no longer matches ui/src/lib/backend",
-            called.len()
+        let generated: Vec<&str> = by_name
+            .captures_iter(&calls_ts)
+            .map(|found| found.get(1).expect("a name").as_str())
+            .collect();
+        assert_eq!(
+            generated, COMMAND_NAMES,
+            "calls.ts is stale: run `make bindings`"
         );
-        let unknown: Vec<_> = called
+
+        let mut files = Vec::new();
+        ui_sources(&root, &mut files);
+        let sources: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .filter(|f| !f.to_string_lossy().contains("/bindings/"))
+            .map(|f| {
+                let text = std::fs::read_to_string(&f).expect("readable");
+                (f, text)
+            })
+            .collect();
+        let by_hand: Vec<_> = sources
             .iter()
-            .filter(|(name, _)| !COMMAND_NAMES.contains(&name.as_str()))
+            .flat_map(|(file, text)| {
+                by_name
+                    .captures_iter(text)
+                    .map(move |found| (found[1].to_owned(), file.clone()))
+            })
             .collect();
         assert!(
-            unknown.is_empty(),
-            "the UI calls commands the app does not register: {unknown:?}"
+            by_hand.is_empty(),
+            "the UI calls commands by name, past their generated functions (import them from \
+             lib/backend instead): {by_hand:?}"
+        );
+
+        let used: Vec<&str> = COMMAND_NAMES
+            .iter()
+            .copied()
+            .filter(|name| {
+                let function =
+                    regex::Regex::new(&format!(r"\b{}\s*\(", camel(name))).expect("valid pattern");
+                sources.iter().any(|(_, text)| function.is_match(text))
+            })
+            .collect();
+        assert!(
+            used.len() >= 30,
+            "the UI's calls of the generated functions were found for only {} commands: the \
+             pattern no longer matches ui/src",
+            used.len()
         );
     }
 }

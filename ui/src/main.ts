@@ -40,7 +40,7 @@ if (!status.failure && !startupError) {
   // A read-only copy is for looking at what it holds: first run could not be saved there.
   if (status.read_only_copy) stored = { ...stored, onboarded: true }
 }
-const preferences = new PreferencesState(stored, navigator.language, savePreferences)
+const preferences = new PreferencesState(stored, navigator.language, (saved) => savePreferences({ preferences: saved }))
 if (!status.failure) setupI18n(preferences.language)
 
 export default start()

@@ -1,7 +1,9 @@
 // The UI's import graph has no circles, neither between files nor between folders (a screen's
 // folder, `components`, `shell`, `backend` …): shared pieces live in their own module, so a
 // screen never reaches back into what hosts it. Vite follows relative imports only, so reading
-// them is enough; bindings are generated leaves and left out. Timers live in the helpers that own
+// them is enough; bindings are generated and left out (all leaves but calls.ts, which imports
+// backend/ipc's `call` and is re-exported by backend/index: a circle between the two folders only
+// by design, not between files). Timers live in the helpers that own
 // them (debounce, poll), not hand-rolled in screens.
 import { describe, expect, it } from 'vitest'
 

@@ -1,48 +1,9 @@
-// Connect, terminal and port forwards (src-tauri/src/commands/ssh.rs). Progress and terminal
-// output arrive on Tauri channels created here, so components never touch IPC themselves.
-import { Channel } from '@tauri-apps/api/core'
+// Connect, terminal and port forwards (src-tauri/src/commands/ssh.rs): what is more than one
+// generated call. The calls themselves are in ../bindings/calls.ts.
 import { openUrl } from '@tauri-apps/plugin-opener'
-import type { ConnectPlan } from '../bindings/ConnectPlan'
-import type { DestinationSummary } from '../bindings/DestinationSummary'
-import type { ForwardInfo } from '../bindings/ForwardInfo'
-import type { ForwardRequest } from '../bindings/ForwardRequest'
-import type { GeneratedKey } from '../bindings/GeneratedKey'
-import type { LinkStatus } from '../bindings/LinkStatus'
-import type { LoginChoices } from '../bindings/LoginChoices'
-import type { SavedTarget } from '../bindings/SavedTarget'
-import type { StepEvent } from '../bindings/StepEvent'
 import type { TerminalExit } from '../bindings/TerminalExit'
-import type { TestReport } from '../bindings/TestReport'
-import { BackendError, call, UNEXPECTED_CODE } from './ipc'
-
-export function connectChoices(): Promise<LoginChoices> {
-  return call<LoginChoices>('connect_choices')
-}
-
-export function connectPreview(sshCommand: string): Promise<DestinationSummary> {
-  return call<DestinationSummary>('connect_preview', { sshCommand })
-}
-
-export function generateKey(): Promise<GeneratedKey> {
-  return call<GeneratedKey>('connect_generate_key')
-}
-
-/** Test (and on success save) the connection; `onStep` hears each step as it happens. */
-export function connectTest(instance: string, plan: ConnectPlan, onStep: (event: StepEvent) => void): Promise<TestReport> {
-  return call<TestReport>('connect_test', { instance, plan, onStep: new Channel<StepEvent>(onStep) })
-}
-
-export function savedTarget(instance: string): Promise<SavedTarget | null> {
-  return call<SavedTarget | null>('connect_saved_target', { instance })
-}
-
-export function linkStatus(instance: string): Promise<LinkStatus> {
-  return call<LinkStatus>('connect_status', { instance })
-}
-
-export function disconnect(instance: string): Promise<void> {
-  return call<void>('connect_disconnect', { instance })
-}
+import { terminalOpen } from '../bindings/calls'
+import { BackendError, UNEXPECTED_CODE } from './ipc'
 
 export interface TerminalHandlers {
   /** Raw terminal bytes, escape sequences included. */
@@ -50,40 +11,23 @@ export interface TerminalHandlers {
   exited(exit: TerminalExit): void
 }
 
-/** Open a login shell; returns its id for writes, resizes and close. */
-export function terminalOpen(instance: string, cols: number, rows: number, handlers: TerminalHandlers): Promise<number> {
-  const onOutput = new Channel<ArrayBuffer | TerminalExit>((message) => {
-    if (message instanceof ArrayBuffer) handlers.output(new Uint8Array(message))
-    else handlers.exited(message)
+/**
+ * Open a login shell; returns its id for writes, resizes and close. Kept by hand: one channel
+ * carries both raw bytes and then the JSON exit, told apart here.
+ */
+export function openTerminal(instance: string, cols: number, rows: number, handlers: TerminalHandlers): Promise<number> {
+  return terminalOpen({
+    instance,
+    cols,
+    rows,
+    onOutput: (message) => {
+      if (message instanceof ArrayBuffer) handlers.output(new Uint8Array(message))
+      else handlers.exited(message)
+    },
   })
-  return call<number>('terminal_open', { instance, cols, rows, onOutput })
 }
 
-export function terminalWrite(id: number, data: string): Promise<void> {
-  return call<void>('terminal_write', { id, data })
-}
-
-export function terminalResize(id: number, cols: number, rows: number): Promise<void> {
-  return call<void>('terminal_resize', { id, cols, rows })
-}
-
-export function terminalClose(id: number): Promise<void> {
-  return call<void>('terminal_close', { id })
-}
-
-export function forwardOpen(instance: string, request: ForwardRequest): Promise<ForwardInfo> {
-  return call<ForwardInfo>('forward_open', { instance, request })
-}
-
-export function forwardList(instance: string): Promise<ForwardInfo[]> {
-  return call<ForwardInfo[]>('forward_list', { instance })
-}
-
-export function forwardClose(instance: string, id: number): Promise<void> {
-  return call<void>('forward_close', { instance, id })
-}
-
-/** Open a forwarded service (http://127.0.0.1:PORT/) in the system browser. */
+/** Open a forwarded service (http://127.0.0.1:PORT/) in the system browser (a plugin, not a command). */
 export async function openInBrowser(url: string): Promise<void> {
   try {
     await openUrl(url)
