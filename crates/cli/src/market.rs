@@ -65,8 +65,8 @@ pub struct ListArgs {
 
 #[derive(clap::Subcommand)]
 pub enum AlertCommand {
-    /// Add an alert: a price below X, or the GPU in stock.
-    #[command(group(ArgGroup::new("rule").required(true).args(["below", "in_stock"])))]
+    /// Add an alert: a price below X, the GPU in stock, or an offer cheaper than a rental of it.
+    #[command(group(ArgGroup::new("rule").required(true).args(["below", "in_stock", "cheaper_than_mine"])))]
     Add {
         #[arg(long)]
         gpu: String,
@@ -81,6 +81,10 @@ pub enum AlertCommand {
         /// Only in a region whose name contains this.
         #[arg(long, requires = "in_stock")]
         region: Option<String>,
+        /// Tell me when an offer is at least 10 % cheaper per GPU-hour than a rental of this GPU
+        /// billing now.
+        #[arg(long)]
+        cheaper_than_mine: bool,
         #[arg(long)]
         json: bool,
     },
@@ -343,6 +347,7 @@ fn alert(db: &Path, command: &AlertCommand) -> ExitCode {
             currency,
             in_stock: _,
             region,
+            cheaper_than_mine,
             json,
         } => {
             let rule = match below {
@@ -350,6 +355,7 @@ fn alert(db: &Path, command: &AlertCommand) -> ExitCode {
                     below: *below,
                     currency: currency.clone(),
                 },
+                None if *cheaper_than_mine => AlertRule::CheaperThanMine,
                 None => AlertRule::InStock {
                     region: region.clone(),
                 },
@@ -376,6 +382,9 @@ fn alert(db: &Path, command: &AlertCommand) -> ExitCode {
                             }
                             AlertRule::InStock { region: Some(r) } => format!("in stock in {r}"),
                             AlertRule::InStock { region: None } => "in stock".into(),
+                            AlertRule::CheaperThanMine => {
+                                "cheaper than a rental of it billing now".into()
+                            }
                         };
                         say!("{:>4}  {}  {what}", a.id, a.gpu);
                     }

@@ -352,9 +352,41 @@ fn alerts_add_list_remove() {
         &["market", "alert", "add", "--gpu", "H100", "--below", "-1"],
     )
     .code(2);
+    let cheaper = json_of(
+        &leasehold(
+            &env,
+            &bases,
+            &[
+                "market",
+                "alert",
+                "add",
+                "--gpu",
+                "4090",
+                "--cheaper-than-mine",
+                "--json",
+            ],
+        )
+        .success(),
+    );
+    assert_eq!(cheaper["rule"], json!({"kind": "cheaper_than_mine"}));
+    leasehold(
+        &env,
+        &bases,
+        &[
+            "market",
+            "alert",
+            "add",
+            "--gpu",
+            "4090",
+            "--cheaper-than-mine",
+            "--below",
+            "1",
+        ],
+    )
+    .code(2);
     let listed =
         json_of(&leasehold(&env, &bases, &["market", "alert", "list", "--json"]).success());
-    assert_eq!(listed["alerts"].as_array().unwrap().len(), 2);
+    assert_eq!(listed["alerts"].as_array().unwrap().len(), 3);
     assert_eq!(
         listed["alerts"][1]["rule"],
         json!({"kind": "in_stock", "region": "Texas"})
@@ -364,7 +396,7 @@ fn alerts_add_list_remove() {
     leasehold(&env, &bases, &["market", "alert", "remove", &id]).code(2);
     let listed =
         json_of(&leasehold(&env, &bases, &["market", "alert", "list", "--json"]).success());
-    assert_eq!(listed["alerts"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["alerts"].as_array().unwrap().len(), 2);
 }
 
 fn instances(env: &Env, bases: &Bases) -> Vec<Value> {

@@ -134,3 +134,14 @@ pub async fn charges(
         Provider::Lambda | Provider::Autodl => Ok(None),
     }
 }
+
+/// The account's total spend so far, where the provider says only that ([`Charges::AccountTotal`]:
+/// AutoDL's wallet); `None` elsewhere.
+///
+/// [`Charges::AccountTotal`]: super::providers::Charges::AccountTotal
+pub async fn total_spend(api: &Api) -> Result<Option<rust_decimal::Decimal>, AccountError> {
+    match api.provider() {
+        Provider::Autodl => autodl::balance(api).await.map(Some),
+        Provider::Runpod | Provider::Vast | Provider::Lambda => Ok(None),
+    }
+}

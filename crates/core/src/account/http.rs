@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 
+use super::providers::KeyHeader;
 use super::{AccountError, Provider};
 use crate::ssh::Secret;
 
@@ -112,14 +113,11 @@ impl Api {
                 .client
                 .request(method.clone(), self.url(path, query)?)
                 .header(reqwest::header::ACCEPT, "application/json");
-            request = match self.provider {
+            request = match self.provider.row().key_header {
                 // An empty key is a keyless call (Vast.ai's offer search): no header at all.
                 _ if self.key.expose().is_empty() => request,
-                // AutoDL's documented header is the bare token.
-                Provider::Autodl => {
-                    request.header(reqwest::header::AUTHORIZATION, self.key.expose())
-                }
-                _ => request.bearer_auth(self.key.expose()),
+                KeyHeader::Bare => request.header(reqwest::header::AUTHORIZATION, self.key.expose()),
+                KeyHeader::Bearer => request.bearer_auth(self.key.expose()),
             };
             if let Some(body) = body {
                 request = request.json(body);

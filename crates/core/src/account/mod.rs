@@ -33,6 +33,7 @@ pub mod http;
 pub mod lambda;
 pub mod link;
 mod plan;
+pub mod providers;
 pub mod reconcile;
 pub mod remote;
 pub mod runpod;
@@ -69,21 +70,11 @@ impl Provider {
     pub const ALL: [Self; 4] = [Self::Runpod, Self::Vast, Self::Lambda, Self::Autodl];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Runpod => "runpod",
-            Self::Vast => "vast",
-            Self::Lambda => "lambda",
-            Self::Autodl => "autodl",
-        }
+        self.row().key
     }
 
     pub fn display(self) -> &'static str {
-        match self {
-            Self::Runpod => "RunPod",
-            Self::Vast => "Vast.ai",
-            Self::Lambda => "Lambda",
-            Self::Autodl => "AutoDL",
-        }
+        self.row().display
     }
 
     pub fn parse(text: &str) -> Result<Self, AccountError> {
@@ -95,12 +86,7 @@ impl Provider {
 
     /// The ledger's provider preset of this provider's instances.
     pub fn preset(self) -> ProviderKey {
-        match self {
-            Self::Runpod => ProviderKey::Runpod,
-            Self::Vast => ProviderKey::Vast,
-            Self::Lambda => ProviderKey::Lambda,
-            Self::Autodl => ProviderKey::Autodl,
-        }
+        self.row().preset
     }
 
     /// The provider whose API syncs instances of this preset.
@@ -110,46 +96,25 @@ impl Provider {
 
     /// What the provider's prices and charges are in.
     pub fn currency(self) -> &'static str {
-        match self {
-            Self::Autodl => "CNY",
-            _ => "USD",
-        }
+        self.row().currency
     }
 
     /// The power changes its API offers at all (Lambda has no stop).
     pub fn verbs(self) -> &'static [PowerVerb] {
-        match self {
-            Self::Lambda => &[PowerVerb::Release],
-            _ => &[PowerVerb::On, PowerVerb::Off, PowerVerb::Release],
-        }
+        self.row().verbs
     }
 
     /// The provider's console, for what its API cannot do.
     pub fn console(self) -> &'static str {
-        match self {
-            Self::Runpod => "https://console.runpod.io/pods",
-            Self::Vast => "https://cloud.vast.ai/instances/",
-            Self::Lambda => "https://cloud.lambda.ai/instances",
-            Self::Autodl => "https://www.autodl.com/console/instance/list",
-        }
+        self.row().console
     }
 
     fn default_base(self) -> &'static str {
-        match self {
-            Self::Runpod => "https://api.runpod.io",
-            Self::Vast => "https://console.vast.ai",
-            Self::Lambda => "https://cloud.lambda.ai",
-            Self::Autodl => "https://api.autodl.com",
-        }
+        self.row().default_base
     }
 
     fn env_var(self) -> &'static str {
-        match self {
-            Self::Runpod => "LEASEHOLD_RUNPOD_API_URL",
-            Self::Vast => "LEASEHOLD_VAST_API_URL",
-            Self::Lambda => "LEASEHOLD_LAMBDA_API_URL",
-            Self::Autodl => "LEASEHOLD_AUTODL_API_URL",
-        }
+        self.row().base_var
     }
 }
 

@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::providers::Charges;
 use super::remote::Charge;
 use super::{client, key_of, AccountError, AccountRef, Backoff, Endpoints, Provider};
 use crate::billing::{ledger, BillingRules, EventView, StoppedBilling};
@@ -208,11 +209,11 @@ pub async fn reconcile(
             provider,
             label: account_row.label.clone(),
         };
-        if provider == Provider::Autodl {
+        if provider.row().charges == Charges::AccountTotal {
             rows.extend(autodl_rows(store, &account, account_row.id, &mine, from, to, now).await?);
             continue;
         }
-        let charges: Option<Vec<Charge>> = if provider == Provider::Lambda {
+        let charges: Option<Vec<Charge>> = if provider.row().charges == Charges::None {
             None
         } else {
             let key = key_of(&account, account_row.key_env.as_deref())?;

@@ -236,11 +236,7 @@ async fn sync_row(
     let api = client::api(provider, endpoints, key.clone(), backoff)?;
     let listing = client::list(&api, now, &seen).await?;
     let looks = direct_looks(&api, &listing, &known, now).await;
-    let spend = if provider == Provider::Autodl {
-        Some(super::autodl::balance(&api).await?)
-    } else {
-        None
-    };
+    let spend = client::total_spend(&api).await?;
 
     let mut plan = plan(
         &listing,

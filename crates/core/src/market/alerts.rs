@@ -1,6 +1,7 @@
-//! Market alerts: "RTX 4090 under $0.35/h", "H100 back in stock (in a region)". Each refresh
-//! checks them against the kept offers (pure [`hits`]); a hit is told through the saved
-//! webhooks (and the app's reminders) at most once per alert per hour.
+//! Market alerts: "RTX 4090 under $0.35/h", "H100 back in stock (in a region)", "a 4090 cheaper
+//! than the one I am paying for". Each refresh checks them against the kept offers and the
+//! rentals billing now (pure [`hits`]); a hit is told through the saved webhooks (and the app's
+//! reminders) at most once per alert per hour.
 
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
@@ -16,6 +17,9 @@ use crate::webhook::WebhookMessage;
 
 /// The quietest an alert stays after it fired.
 pub const AT_MOST_EVERY: Duration = Duration::hours(1);
+/// "Cheaper than mine" holds for an offer at least this much under what a rental costs: a few
+/// cents' difference is not worth moving the work for.
+pub const CHEAPER_BY_PERCENT: u32 = 10;
 
 /// What an alert waits for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -30,6 +34,21 @@ pub enum AlertRule {
     },
     /// An offer of the GPU in stock (in a region whose name contains `region`, when given).
     InStock { region: Option<String> },
+    /// An offer of the GPU in stock at least [`CHEAPER_BY_PERCENT`] % under what a rental of it
+    /// billing now costs per GPU-hour (converted at the dated rate when the currencies differ).
+    CheaperThanMine,
+}
+
+/// A rental billing now, as "cheaper than mine" compares it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Paying {
+    pub instance: String,
+    /// The GPU as the catalog names it.
+    pub gpu: String,
+    #[ts(type = "string")]
+    pub price_per_gpu_hour: Decimal,
+    pub currency: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -49,6 +68,8 @@ pub struct Alert {
 pub struct AlertHit {
     pub alert: Alert,
     pub offer: Offer,
+    /// For "cheaper than mine": the rental the offer undercuts.
+    pub mine: Option<Paying>,
 }
 
 impl AlertHit {
@@ -70,10 +91,22 @@ impl AlertHit {
             .as_deref()
             .map(|r| format!(" in {r}"))
             .unwrap_or_default();
+        let versus = self
+            .mine
+            .as_ref()
+            .map(|m| {
+                format!(
+                    " Cheaper than the {} {}/GPU-hour you pay for {}.",
+                    m.price_per_gpu_hour.normalize(),
+                    m.currency,
+                    m.instance
+                )
+            })
+            .unwrap_or_default();
         WebhookMessage {
             title: format!("Leasehold: {} offer on {}", o.gpu, o.provider.display()),
             text: format!(
-                "{}× {} on {}{place} at {} {}/GPU-hour ({} {}/h), stock {}; offer {}.",
+                "{}× {} on {}{place} at {} {}/GPU-hour ({} {}/h), stock {}; offer {}.{versus}",
                 o.count,
                 o.gpu,
                 o.provider.display(),
@@ -127,6 +160,7 @@ pub async fn add(
                 .filter(|r| !r.is_empty());
             ("in_stock", None, None, region)
         }
+        AlertRule::CheaperThanMine => ("cheaper_than_mine", None, None, None),
     };
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO market_alerts (gpu, kind, below, currency, region, created_at)
@@ -174,6 +208,7 @@ pub async fn list(store: &Store) -> Result<Vec<Alert>, MarketError> {
             "in_stock" => AlertRule::InStock {
                 region: row.get("region"),
             },
+            "cheaper_than_mine" => AlertRule::CheaperThanMine,
             _ => continue,
         };
         out.push(Alert {
@@ -198,13 +233,21 @@ pub async fn remove(store: &Store, id: i64) -> Result<(), MarketError> {
     Ok(())
 }
 
-/// The alerts that hold for `offers` and have not fired within the last hour, each with its
-/// best offer (cheapest first).
-pub fn hits(alerts: &[Alert], offers: &[Offer], now: DateTime<Utc>) -> Vec<AlertHit> {
+/// The alerts that hold for `offers` (and, for "cheaper than mine", the rentals `paying` now)
+/// and have not fired within the last hour, each with its best offer (cheapest first).
+pub fn hits(
+    alerts: &[Alert],
+    offers: &[Offer],
+    paying: &[Paying],
+    now: DateTime<Utc>,
+) -> Vec<AlertHit> {
     alerts
         .iter()
         .filter(|a| a.last_fired_at.is_none_or(|t| now - t >= AT_MOST_EVERY))
         .filter_map(|alert| {
+            if alert.rule == AlertRule::CheaperThanMine {
+                return cheaper_than_mine(alert, offers, paying);
+            }
             offers
                 .iter()
                 .filter(|o| same_gpu(&alert.gpu, o) && o.stock.in_stock())
@@ -220,20 +263,70 @@ pub fn hits(alerts: &[Alert], offers: &[Offer], now: DateTime<Utc>) -> Vec<Alert
                                     .is_some_and(|or| or.to_lowercase().contains(&r.to_lowercase()))
                             })
                     }
+                    AlertRule::CheaperThanMine => false,
                 })
                 .min_by(|a, b| cheapest_first(a, b))
                 .map(|offer| AlertHit {
                     alert: alert.clone(),
                     offer: offer.clone(),
+                    mine: None,
                 })
         })
         .collect()
 }
 
+/// The cheapest in-stock offer of the alert's GPU that undercuts a rental of it by at least
+/// [`CHEAPER_BY_PERCENT`] %, against the dearest such rental (the biggest saving).
+fn cheaper_than_mine(alert: &Alert, offers: &[Offer], paying: &[Paying]) -> Option<AlertHit> {
+    let mut mine: Vec<&Paying> = paying.iter().filter(|p| p.gpu == alert.gpu).collect();
+    mine.sort_by(|a, b| b.price_per_gpu_hour.cmp(&a.price_per_gpu_hour));
+    let keep = Decimal::from(100 - CHEAPER_BY_PERCENT) / Decimal::from(100);
+    mine.into_iter().find_map(|rental| {
+        let threshold = rental.price_per_gpu_hour * keep;
+        offers
+            .iter()
+            .filter(|o| same_gpu(&alert.gpu, o) && o.stock.in_stock())
+            .filter_map(|o| in_currency(o, &rental.currency).map(|price| (o, price)))
+            .filter(|(_, price)| *price <= threshold)
+            .min_by(|(a, pa), (b, pb)| pa.cmp(pb).then_with(|| cheapest_first(a, b)))
+            .map(|(offer, _)| AlertHit {
+                alert: alert.clone(),
+                offer: offer.clone(),
+                mine: Some(rental.clone()),
+            })
+    })
+}
+
+/// The offer's price per GPU-hour in `currency`, at the dated table's rate when they differ.
+fn in_currency(offer: &Offer, currency: &str) -> Option<Decimal> {
+    if offer.currency.eq_ignore_ascii_case(currency) {
+        return Some(offer.price_per_gpu_hour);
+    }
+    crate::billing::exchange::rate(&offer.currency, currency)
+        .and_then(|r| offer.price_per_gpu_hour.checked_mul(r.rate))
+}
+
+/// The rentals billing now, their GPU named as the catalog (and the alerts) name it.
+async fn paying_now(store: &Store, now: DateTime<Utc>) -> Result<Vec<Paying>, MarketError> {
+    let rentals = crate::billing::ledger::list(store, now).await?;
+    Ok(rentals
+        .into_iter()
+        .filter(|r| r.is_billing() && r.price_per_gpu_hour > Decimal::ZERO)
+        .map(|r| Paying {
+            gpu: crate::catalog::find_gpu(&r.gpu_model)
+                .map_or_else(|| r.gpu_model.clone(), |spec| spec.name.clone()),
+            instance: r.name,
+            price_per_gpu_hour: r.price_per_gpu_hour,
+            currency: r.currency.code().to_owned(),
+        })
+        .collect())
+}
+
 /// The alerts that hold now, marked as fired at `now` (so each is told at most once an hour).
 pub async fn take_due(store: &Store, now: DateTime<Utc>) -> Result<Vec<AlertHit>, MarketError> {
     let offers = super::snapshot::all_offers(store).await?;
-    let due = hits(&list(store).await?, &offers, now);
+    let paying = paying_now(store, now).await?;
+    let due = hits(&list(store).await?, &offers, &paying, now);
     for hit in &due {
         sqlx::query("UPDATE market_alerts SET last_fired_at = ? WHERE id = ?")
             .bind(now)
