@@ -116,7 +116,9 @@ impl Api {
             request = match self.provider.row().key_header {
                 // An empty key is a keyless call (Vast.ai's offer search): no header at all.
                 _ if self.key.expose().is_empty() => request,
-                KeyHeader::Bare => request.header(reqwest::header::AUTHORIZATION, self.key.expose()),
+                KeyHeader::Bare => {
+                    request.header(reqwest::header::AUTHORIZATION, self.key.expose())
+                }
                 KeyHeader::Bearer => request.bearer_auth(self.key.expose()),
             };
             if let Some(body) = body {

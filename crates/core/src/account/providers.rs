@@ -148,7 +148,11 @@ mod tests {
         let rows: Vec<&ProviderRow> = Provider::ALL.iter().map(|p| p.row()).collect();
         for (i, row) in rows.iter().enumerate() {
             assert_eq!(Provider::ALL[i].as_str(), row.key);
-            assert!(row.base_var.contains(&row.key.to_ascii_uppercase()), "{}", row.key);
+            assert!(
+                row.base_var.contains(&row.key.to_ascii_uppercase()),
+                "{}",
+                row.key
+            );
             assert!(row.default_base.starts_with("https://"), "{}", row.key);
             assert!(row.verbs.contains(&PowerVerb::Release), "{}", row.key);
             for other in &rows[i + 1..] {

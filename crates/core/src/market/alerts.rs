@@ -279,7 +279,7 @@ pub fn hits(
 /// [`CHEAPER_BY_PERCENT`] %, against the dearest such rental (the biggest saving).
 fn cheaper_than_mine(alert: &Alert, offers: &[Offer], paying: &[Paying]) -> Option<AlertHit> {
     let mut mine: Vec<&Paying> = paying.iter().filter(|p| p.gpu == alert.gpu).collect();
-    mine.sort_by(|a, b| b.price_per_gpu_hour.cmp(&a.price_per_gpu_hour));
+    mine.sort_by_key(|p| std::cmp::Reverse(p.price_per_gpu_hour));
     let keep = Decimal::from(100 - CHEAPER_BY_PERCENT) / Decimal::from(100);
     mine.into_iter().find_map(|rental| {
         let threshold = rental.price_per_gpu_hour * keep;

@@ -123,9 +123,27 @@ fn alerts_hold_on_the_right_offers_at_most_once_an_hour() {
 #[test]
 fn cheaper_than_mine_holds_only_ten_percent_under_a_billing_rental_in_any_currency() {
     let offers = [
-        offer("NVIDIA GeForce RTX 4090", 24, "0.40", Stock::High, "Texas, US"),
-        offer("NVIDIA GeForce RTX 4090", 24, "0.30", Stock::None, "Ohio, US"),
-        offer("NVIDIA H100 80GB HBM3", 80, "1.50", Stock::High, "Texas, US"),
+        offer(
+            "NVIDIA GeForce RTX 4090",
+            24,
+            "0.40",
+            Stock::High,
+            "Texas, US",
+        ),
+        offer(
+            "NVIDIA GeForce RTX 4090",
+            24,
+            "0.30",
+            Stock::None,
+            "Ohio, US",
+        ),
+        offer(
+            "NVIDIA H100 80GB HBM3",
+            80,
+            "1.50",
+            Stock::High,
+            "Texas, US",
+        ),
     ];
     let gpu = |name: &str| crate::catalog::find_gpu(name).unwrap().name.clone();
     let paying = |instance: &str, gpu: String, per: &str, currency: &str| Paying {
@@ -140,21 +158,35 @@ fn cheaper_than_mine_holds_only_ten_percent_under_a_billing_rental_in_any_curren
         paying("dear", gpu("RTX 4090"), "0.60", "USD"),
     ];
     let cheaper = |id, name: &str| alert(id, &gpu(name), AlertRule::CheaperThanMine, None);
-    let got = hits(&[cheaper(1, "RTX 4090"), cheaper(2, "H100")], &offers, &mine, at(12, 0));
+    let got = hits(
+        &[cheaper(1, "RTX 4090"), cheaper(2, "H100")],
+        &offers,
+        &mine,
+        at(12, 0),
+    );
     assert_eq!(got.len(), 1, "no H100 is rented, so nothing undercuts one");
     let hit = &got[0];
     assert_eq!(
-        (hit.offer.price_per_gpu_hour.to_string(), hit.mine.as_ref().map(|m| m.instance.as_str())),
+        (
+            hit.offer.price_per_gpu_hour.to_string(),
+            hit.mine.as_ref().map(|m| m.instance.as_str())
+        ),
         ("0.40".to_owned(), Some("dear")),
         "the in-stock 0.40 against the dearest rental; the sold-out 0.30 never counts"
     );
-    assert!(hit.message().text.contains("you pay for dear"), "{}", hit.message().text);
+    assert!(
+        hit.message().text.contains("you pay for dear"),
+        "{}",
+        hit.message().text
+    );
 
     // Only the rental 9 % above: nothing.
     assert!(hits(&[cheaper(1, "RTX 4090")], &offers, &mine[..1], at(12, 0)).is_empty());
 
     // A rental paid in yuan is compared at the dated rate.
-    let rate = crate::billing::exchange::rate("USD", "CNY").expect("a USD→CNY rate").rate;
+    let rate = crate::billing::exchange::rate("USD", "CNY")
+        .expect("a USD→CNY rate")
+        .rate;
     let yuan = (rate * Decimal::from(2)).round_dp(2).to_string();
     let in_yuan = [paying("autodl-4090", gpu("RTX 4090"), &yuan, "CNY")];
     let got = hits(&[cheaper(1, "RTX 4090")], &offers, &in_yuan, at(12, 0));
@@ -162,6 +194,11 @@ fn cheaper_than_mine_holds_only_ten_percent_under_a_billing_rental_in_any_curren
     assert_eq!(got[0].mine.as_ref().unwrap().currency, "CNY");
 
     // Fired within the hour: quiet.
-    let fired = alert(1, &gpu("RTX 4090"), AlertRule::CheaperThanMine, Some(at(11, 30)));
+    let fired = alert(
+        1,
+        &gpu("RTX 4090"),
+        AlertRule::CheaperThanMine,
+        Some(at(11, 30)),
+    );
     assert!(hits(&[fired], &offers, &mine, at(12, 0)).is_empty());
 }

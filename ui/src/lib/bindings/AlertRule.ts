@@ -3,4 +3,4 @@
 /**
  * What an alert waits for.
  */
-export type AlertRule = { "kind": "below", below: string, currency: string, } | { "kind": "in_stock", region: string | null, };
+export type AlertRule = { "kind": "below", below: string, currency: string, } | { "kind": "in_stock", region: string | null, } | { "kind": "cheaper_than_mine" };
