@@ -23,7 +23,7 @@ const OFFERS = [
   { id: '101', gpu: 'RTX 4090', vram_gb: 24, price: 0.35, region: 'Texas, US' },
   { id: '102', gpu: 'RTX 4090', vram_gb: 24, price: 0.42, region: 'Quebec, CA' },
   { id: '103', gpu: 'RTX 3090', vram_gb: 24, price: 0.15, region: 'Ohio, US' },
-  { id: '104', gpu: 'H100 SXM', vram_gb: 80, price: 1.99, region: 'Texas, US' },
+  { id: '104', gpu: 'H100 SXM', vram_gb: 80, price: 1.99, region: 'Texas, US', min_bid: 1.2 },
 ]
 
 
@@ -114,6 +114,32 @@ describe('the market', () => {
     const violations = await standin.control('GET', 'violations')
     assert.deepEqual(violations, [])
     await screenshot(s, 'en/93-market-rented')
+  })
+
+  it('en: the filters narrow the offers as they change (provider, region, kind, a price cap)', async () => {
+    await goTo(s, 'choose-gpu')
+    await s.waitFor('[data-testid="market-offer"]')
+    const shown = async () =>
+      Promise.all((await s.findAll('[data-testid="market-offer"]')).map((row) => row.attribute('data-offer')))
+    await s.type('[data-testid="market-filter-region"]', 'ohio')
+    await waitFor(async () => (await shown()).join() === '103', { what: 'only the offer in Ohio' })
+    await s.type('[data-testid="market-filter-region"]', 'texas')
+    await s.select('[data-testid="market-filter-kind"]', 'interruptible')
+    await waitFor(async () => (await shown()).join() === '104-bid', { what: "only Texas' bid offer" })
+    await s.select('[data-testid="market-filter-kind"]', 'on_demand')
+    await waitFor(async () => {
+      const ids = await shown()
+      return ids.length > 0 && ids.every((id) => !id.endsWith('-bid'))
+    }, { what: 'on-demand offers only' })
+    // A cap under every price, in the user's currency: the table says nothing fits.
+    await s.type('[data-testid="market-filter-max"]', '0.01')
+    await s.waitFor('[data-testid="market-empty"]')
+    await screenshot(s, 'en/90b-market-filtered-empty')
+    await s.select('[data-testid="market-filter-provider"]', 'autodl')
+    await s.type('[data-testid="market-filter-max"]', '1000')
+    await s.waitFor('[data-testid="market-empty"]', { what: 'no AutoDL rows before an AutoDL rental' })
+    // Leaving the screen drops the filters.
+    await goTo(s, 'rentals')
   })
 
   it('en: a price alert added under the offers fires at the next refresh, once', async () => {

@@ -107,7 +107,7 @@ pub enum AccountCommand {
         /// Every linked instance.
         #[arg(long)]
         all: bool,
-        /// First day (YYYY-MM-DD, UTC); default 7 days ago.
+        /// First day (YYYY-MM-DD, UTC); default: the last 7 days up to --to (the app's range too).
         #[arg(long, value_name = "DATE")]
         from: Option<String>,
         /// Last day (YYYY-MM-DD, UTC); default today.
@@ -365,7 +365,7 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                     .as_deref()
                     .map(parse_date)
                     .transpose()?
-                    .unwrap_or_else(|| to - chrono::Duration::days(7));
+                    .unwrap_or_else(|| reconcile::last_days(to, 7).0);
                 if to < from {
                     return Err(AccountError::BadRange {
                         from: from.to_string(),

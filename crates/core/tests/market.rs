@@ -543,7 +543,7 @@ async fn choose_gpus_view_converts_at_the_named_rate_and_says_which_accounts_wou
         hours: Some(dec!(10)),
         prices: Vec::new(),
     };
-    let view = market::view::for_request(&store, &request, "cny")
+    let view = market::view::for_request(&store, &request, &Default::default(), "cny")
         .await
         .unwrap();
     assert_eq!(view.currency, "CNY");

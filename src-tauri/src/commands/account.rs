@@ -1,7 +1,6 @@
 //! Provider accounts (Settings → Accounts, the instance page's power buttons and reconcile
 //! card): thin commands over `leasehold_core::account`.
 
-use chrono::NaiveDate;
 use leasehold_core::account::held::AcceptReport;
 use leasehold_core::account::reconcile::ReconcileRow;
 use leasehold_core::account::sync::AccountSyncReport;
@@ -148,8 +147,7 @@ pub async fn account_reconcile(
     instance: String,
     days: u32,
 ) -> Result<Vec<ReconcileRow>, ApiError> {
-    let to: NaiveDate = state.now().date_naive();
-    let from = to - chrono::Duration::days(i64::from(days.clamp(1, 62)) - 1);
+    let (from, to) = account::reconcile::last_days(state.now().date_naive(), days);
     Ok(account::reconcile::reconcile(
         &state.store,
         Some(&instance),

@@ -5,6 +5,7 @@
 use leasehold_core::account::{Endpoints, Provider};
 use leasehold_core::catalog::recommend::RecommendRequest;
 use leasehold_core::market::alerts::{self, Alert, AlertRule, RefreshRound};
+use leasehold_core::market::filter::OfferFilter;
 use leasehold_core::market::rent::{self, RentDefaults, RentRequest, Rented};
 use leasehold_core::market::view::{self, MarketView};
 use leasehold_core::ApiError;
@@ -12,15 +13,17 @@ use tracing::instrument;
 
 use crate::state::AppState;
 
-/// The kept offers ranked for the task Choose GPU describes, in the user's currency.
+/// The kept offers ranked for the task Choose GPU describes, through the screen's filter
+/// (its price cap in the user's currency), in the user's currency.
 #[tauri::command]
 #[instrument(skip(state, request), err(Debug))]
 pub async fn market_for_task(
     state: tauri::State<'_, AppState>,
     request: RecommendRequest,
+    filter: OfferFilter,
     currency: String,
 ) -> Result<MarketView, ApiError> {
-    Ok(view::for_request(&state.store, &request, &currency).await?)
+    Ok(view::for_request(&state.store, &request, &filter, &currency).await?)
 }
 
 /// Fetch every provider's offers now (the app also does every 15 minutes), and fire the alerts

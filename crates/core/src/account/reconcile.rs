@@ -151,6 +151,16 @@ async fn ledger_between(
     Ok(end - start)
 }
 
+/// The longest range a reconcile looks at, in days.
+pub const MAX_DAYS: u32 = 62;
+
+/// "The last `days` days" up to `to`, inclusive: `to` and the `days - 1` before it (1 to
+/// [`MAX_DAYS`]). The app's reconcile card and the CLI's default range both read it here.
+pub fn last_days(to: NaiveDate, days: u32) -> (NaiveDate, NaiveDate) {
+    let back = i64::from(days.clamp(1, MAX_DAYS)) - 1;
+    (to - Duration::days(back), to)
+}
+
 /// Reconcile `name` (or every linked instance) over `[from, to]` (inclusive days).
 pub async fn reconcile(
     store: &Store,
@@ -354,6 +364,16 @@ mod tests {
 
     fn at(h: u32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 12, 1, h, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn the_last_seven_days_are_seven() {
+        let to = NaiveDate::from_ymd_opt(2026, 12, 5).unwrap();
+        let (from, end) = last_days(to, 7);
+        assert_eq!((from.to_string(), end), ("2026-11-29".to_owned(), to));
+        assert_eq!(from.iter_days().take_while(|d| *d <= end).count(), 7);
+        assert_eq!(last_days(to, 0).0, to, "at least the day itself");
+        assert_eq!(last_days(to, 1000), last_days(to, MAX_DAYS));
     }
 
     fn event(kind: &str, h: u32) -> EventView {

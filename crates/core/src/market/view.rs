@@ -8,7 +8,8 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::offer::PriceSource;
+use super::filter::OfferFilter;
+use super::offer::{Offer, PriceSource};
 use super::rank::{for_task, RankedOffer, DEFAULT_DISK_GB};
 use super::snapshot::load;
 use super::MarketError;
@@ -73,26 +74,35 @@ pub struct MarketView {
 }
 
 /// The market for the fitting plans of `request` (the same request Choose GPU recommends from;
-/// its `hours` is the task's length when known).
+/// its `hours` is the task's length when known), through `filter`.
 pub async fn for_request(
     store: &Store,
     request: &RecommendRequest,
+    filter: &OfferFilter,
     currency: &str,
 ) -> Result<MarketView, MarketError> {
     let recommendation = crate::catalog::recommend(request)?;
-    for_recommendation(store, &recommendation, request.hours, currency).await
+    for_recommendation(store, &recommendation, request.hours, filter, currency).await
 }
 
 /// The market for `recommendation`'s fitting plans; `hours` is the task's length when known.
+/// The filter's price cap is in `currency` here (offers in another one are converted at the
+/// dated rate; one without a rate is left out while a cap is set).
 pub async fn for_recommendation(
     store: &Store,
     recommendation: &Recommendation,
     hours: Option<Decimal>,
+    filter: &OfferFilter,
     currency: &str,
 ) -> Result<MarketView, MarketError> {
+    filter.validate()?;
     let snapshots = load(store).await?;
     let accounts = crate::account::list(store).await?;
-    let offers: Vec<_> = snapshots.iter().flat_map(|s| s.offers.clone()).collect();
+    let offers: Vec<_> = snapshots
+        .iter()
+        .flat_map(|s| s.offers.clone())
+        .filter(|offer| passes(filter, offer, currency))
+        .collect();
     let rows = for_task(recommendation, hours, &offers, DEFAULT_DISK_GB)
         .into_iter()
         .take(SHOWN_OFFERS)
@@ -120,6 +130,24 @@ pub async fn for_recommendation(
         sources,
         currency: currency.trim().to_ascii_uppercase(),
     })
+}
+
+/// `filter` holds for `offer`, its price cap read in `currency`.
+fn passes(filter: &OfferFilter, offer: &Offer, currency: &str) -> bool {
+    let unpriced = OfferFilter {
+        max_price_per_gpu_hour: None,
+        ..filter.clone()
+    };
+    unpriced.matches(offer)
+        && filter.max_price_per_gpu_hour.is_none_or(|cap| {
+            let price = if offer.currency.eq_ignore_ascii_case(currency) {
+                Some(offer.price_per_gpu_hour)
+            } else {
+                exchange::rate(&offer.currency, currency)
+                    .and_then(|r| offer.price_per_gpu_hour.checked_mul(r.rate))
+            };
+            price.is_some_and(|p| p <= cap)
+        })
 }
 
 fn convert(ranked: RankedOffer, currency: &str, linked: bool) -> MarketRow {
@@ -152,7 +180,7 @@ fn convert(ranked: RankedOffer, currency: &str, linked: bool) -> MarketRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::market::offer::{Offer, PriceSource, Stock};
+    use crate::market::offer::Stock;
     use rust_decimal_macros::dec;
 
     fn ranked(price: Decimal, currency: &str) -> RankedOffer {
@@ -197,5 +225,33 @@ mod tests {
             convert(ranked(dec!(1), "EUR"), "CNY", false).converted_per_hour,
             None
         );
+    }
+
+    #[test]
+    fn the_filter_caps_the_price_in_the_users_currency() {
+        let dollars = ranked(dec!(0.35), "USD").offer;
+        let yuan = ranked(dec!(2.0), "CNY").offer;
+        let euros = ranked(dec!(0.1), "EUR").offer;
+        let cap = |price| OfferFilter {
+            max_price_per_gpu_hour: Some(price),
+            ..OfferFilter::default()
+        };
+        // $0.35 is about ¥2.49 at the table's rate.
+        assert!(!passes(&cap(dec!(2.4)), &dollars, "CNY"));
+        assert!(passes(&cap(dec!(2.5)), &dollars, "CNY"));
+        assert!(passes(&cap(dec!(2.0)), &yuan, "cny"));
+        assert!(!passes(&cap(dec!(100)), &euros, "CNY"), "no rate: not shown under a cap");
+        assert!(passes(&OfferFilter::default(), &euros, "CNY"));
+        let on_demand = OfferFilter {
+            interruptible: Some(false),
+            provider: Some(Provider::Vast),
+            ..OfferFilter::default()
+        };
+        assert!(passes(&on_demand, &dollars, "CNY"));
+        let elsewhere = OfferFilter {
+            region: Some("texas".into()),
+            ..OfferFilter::default()
+        };
+        assert!(!passes(&elsewhere, &dollars, "CNY"), "an offer with no region is not in Texas");
     }
 }
