@@ -240,7 +240,10 @@ mod tests {
         assert!(!passes(&cap(dec!(2.4)), &dollars, "CNY"));
         assert!(passes(&cap(dec!(2.5)), &dollars, "CNY"));
         assert!(passes(&cap(dec!(2.0)), &yuan, "cny"));
-        assert!(!passes(&cap(dec!(100)), &euros, "CNY"), "no rate: not shown under a cap");
+        assert!(
+            !passes(&cap(dec!(100)), &euros, "CNY"),
+            "no rate: not shown under a cap"
+        );
         assert!(passes(&OfferFilter::default(), &euros, "CNY"));
         let on_demand = OfferFilter {
             interruptible: Some(false),
@@ -252,6 +255,9 @@ mod tests {
             region: Some("texas".into()),
             ..OfferFilter::default()
         };
-        assert!(!passes(&elsewhere, &dollars, "CNY"), "an offer with no region is not in Texas");
+        assert!(
+            !passes(&elsewhere, &dollars, "CNY"),
+            "an offer with no region is not in Texas"
+        );
     }
 }

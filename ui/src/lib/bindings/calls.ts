@@ -65,6 +65,7 @@ import type { MarketView } from './MarketView'
 import type { ModelShape } from './ModelShape'
 import type { MonitorEvent } from './MonitorEvent'
 import type { NewInstance } from './NewInstance'
+import type { OfferFilter } from './OfferFilter'
 import type { Policy } from './Policy'
 import type { PowerAction } from './PowerAction'
 import type { PowerReport } from './PowerReport'
@@ -374,11 +375,12 @@ export function forwardClose(args: { instance: string; id: number }): Promise<vo
 }
 
 /**
- * The kept offers ranked for the task Choose GPU describes, in the user's currency.
+ * The kept offers ranked for the task Choose GPU describes, through the screen's filter
+ * (its price cap in the user's currency), in the user's currency.
  *
  * `market_for_task` in src-tauri/src/commands/market.rs.
  */
-export function marketForTask(args: { request: RecommendRequest; currency: string }): Promise<MarketView> {
+export function marketForTask(args: { request: RecommendRequest; filter: OfferFilter; currency: string }): Promise<MarketView> {
   return call<MarketView>('market_for_task', args)
 }
 
