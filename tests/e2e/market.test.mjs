@@ -3,7 +3,8 @@
 // them, and Rent… reviews an offer (price confirmed, a cap) and rents it through Vast.ai's
 // documented create call; the new rental opens, recorded as created; a price alert set under the
 // offers fires at the next refresh, once; an AutoDL row (your last price there) is created by its
-// compute spec through AutoDL's Pro create call. Both languages.
+// compute spec through AutoDL's Pro create call, then followed from its page through Connect (a
+// real sshd on loopback) to a Verify run. Both languages.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -12,7 +13,8 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { startStandin } from './lib/provider-standin.mjs'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
-import { finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { connectWithKey, finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { startSshd } from './lib/sshd.mjs'
 import { startSecretService } from './lib/secret-service.mjs'
 import { waitFor } from './lib/webdriver.mjs'
 
@@ -34,6 +36,7 @@ describe('the market', () => {
   let s
   let standin
   let autodl
+  let host
   let secrets
   let env
 
@@ -41,6 +44,7 @@ describe('the market', () => {
     standin = await startStandin('vast', KEY)
     await standin.control('POST', 'offers', { offers: OFFERS })
     autodl = await startStandin('autodl', AUTODL_KEY)
+    host = await startSshd({ fakeGpuProfile: 'cpu-torch' })
     secrets = await startSecretService()
     env = { ...secrets.env, LEASEHOLD_VAST_API_URL: standin.base, LEASEHOLD_AUTODL_API_URL: autodl.base }
     app = await launchApp({ profile, language: 'en_US', env })
@@ -57,6 +61,7 @@ describe('the market', () => {
     await app?.close()
     standin?.stop()
     autodl?.stop()
+    await host?.stop()
     await secrets?.stop()
     rmSync(profile, { recursive: true, force: true })
   })
@@ -175,7 +180,10 @@ describe('the market', () => {
     await autodl.control('POST', 'instances', [
       { id: 'pro-old5090', name: 'old-5090', state: 'stopped', gpu: 'RTX 5090', price: 3.1, region: '西北B区' },
     ])
-    await autodl.control('POST', 'offers', { offers: [{ id: '5090-p', gpu: 'RTX 5090', price: 3.2, region: '北京A区' }] })
+    // The new instance answers on the loopback sshd, as the snapshot's ssh command says.
+    await autodl.control('POST', 'offers', {
+      offers: [{ id: '5090-p', gpu: 'RTX 5090', price: 3.2, region: '北京A区', ssh_port: host.port, ssh_user: host.user }],
+    })
     cli(['account', 'add', 'autodl', '--api-key-env', 'AUTODL_KEY'])
     cli(['account', 'sync'])
     await goTo(s, 'choose-gpu')
@@ -205,6 +213,23 @@ describe('the market', () => {
     assert.equal(creates[0].body.instance_name, 'autodl-5090')
     assert.deepEqual(await autodl.control('GET', 'violations'), [])
     await screenshot(s, 'en/96-market-autodl-rented')
+
+    // Followed from its page: Connect (the host key confirmed), then Verify runs on it.
+    const nudge = await s.waitFor('[data-testid="status-warning"][data-code="status.not_verified"]', { timeoutMs: 30_000 })
+    assert.match(await nudge.text(), /connect/i)
+    await connectWithKey(s, host.sshCommand, host.clientKey)
+    await s.click('[data-testid="connect-done"]')
+    await s.waitFor('[data-testid="screen-verify"]')
+    await s.click('[data-testid="verify-run"]')
+    const verdict = await s.waitFor('[data-testid="verify-verdict"]', { timeoutMs: 60_000 })
+    assert.equal(await verdict.attribute('data-verdict'), 'errors', "the stand-in host's CPU-only torch is found")
+    await screenshot(s, 'en/97-market-autodl-verified')
+    await goTo(s, 'rentals')
+    await s.click('[data-testid="rental-card"][data-name="autodl-5090"]')
+    await s.waitFor('[data-testid="state"]')
+    await waitFor(async () => (await s.findAll('[data-testid="status-warning"][data-code="status.not_verified"]')).length === 0, {
+      what: 'the follow-through done once Verify ran',
+    })
   })
 
   it('zh-CN: the market and its review in Chinese', async () => {

@@ -25,7 +25,7 @@ method, path, headers and body of every request. Tests drive it through /_standi
 
 Neutral instance: {"id", "name", "state": running|stopped|starting|gone, "gpu", "count",
 "price" (per hour, whole instance), "region", "created" (unix seconds), "started",
-"ssh_host", "ssh_port", "password"}; Vast.ai interruptible: "bid" (per GPU-hour), "min_bid",
+"ssh_host", "ssh_port", "ssh_user" (AutoDL's snapshot; root when absent), "password"}; Vast.ai interruptible: "bid" (per GPU-hour), "min_bid",
 "outbid": true (meant to run, stopped; a bid at or above min_bid wins it back). The script's
 "price_increases" holds Vast.ai's pending price increase rows as documented
 (pending_price_increase_id, contract_id, old/new_gpu_costpersec, old/new_disk_ram_costpersec).
@@ -145,7 +145,7 @@ def autodl_snapshot(inst):
             "payg_price": int(round(float(inst.get("price", 0)) * 1000)),
             "gpu_name": inst.get("gpu", "RTX 4090"), "gpu_num": inst.get("count", 1),
             "region_name": inst.get("region", "西北B区"),
-            "ssh_command": f"ssh -p {inst.get('ssh_port', 22)} root@{inst.get('ssh_host', '127.0.0.1')}",
+            "ssh_command": f"ssh -p {inst.get('ssh_port', 22)} {inst.get('ssh_user', 'root')}@{inst.get('ssh_host', '127.0.0.1')}",
             "root_password": inst.get("password", "")}
     check_shape("Snapshot", snap)
     return snap
@@ -697,6 +697,7 @@ def autodl_create(self, body, ok):
             "price": round(float(spec.get("price", 1)) * count, 3), "region": regions[0],
             "created": int(time.time()), "started": int(time.time()),
             "ssh_host": spec.get("ssh_host", "127.0.0.1"), "ssh_port": spec.get("ssh_port", 22),
+            "ssh_user": spec.get("ssh_user", "root"),
             "password": "stand-in-root", "start_command": body.get("start_command")}
     if self.create(inst) is None:
         return None

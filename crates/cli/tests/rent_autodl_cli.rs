@@ -170,7 +170,10 @@ fn a_spec_under_the_cap_is_created_with_the_documented_body_and_recorded() {
 
     let status =
         json_of(&leasehold(&env, &base, &["instance", "status", "lora-48g", "--json"]).success());
-    assert_eq!(status["state"], "created", "{status}");
+    assert_eq!(
+        status["state"], "running",
+        "AutoDL starts what it creates: the power-on is recorded with it ({status})"
+    );
     assert_eq!(status["currency"], "CNY");
 
     // The next sync finds the same instance (linked by its uuid), not a second one.

@@ -358,6 +358,9 @@ pub(super) struct Created {
     pub(super) remote_id: String,
     pub(super) price_per_hour: Option<Decimal>,
     pub(super) ssh: Option<SshEndpoint>,
+    /// The provider says it runs already (AutoDL starts what it creates): the power-on is
+    /// recorded with the creation, so the follow-through to Connect and Verify starts at once.
+    pub(super) running: bool,
 }
 
 pub(super) enum Sent {
@@ -433,6 +436,7 @@ async fn create_runpod(
                 remote_id: pod.id,
                 price_per_hour: remote_cost(answer.body.get("cost")),
                 ssh: pod.ssh,
+                running: false,
             })
         }
         400 | 409 => Err(Sent::Refused(MarketError::NoCapacity {
@@ -489,6 +493,7 @@ async fn create_vast(api: &Api, request: &RentRequest, offer: &Offer) -> Result<
         remote_id,
         price_per_hour: Some(offer.price_per_hour),
         ssh: None,
+        running: false,
     })
 }
 
@@ -503,6 +508,7 @@ pub(super) async fn find_by_name(api: &Api, name: &str, now: DateTime<Utc>) -> O
         remote_id: found.id,
         price_per_hour: found.price_per_hour,
         ssh: found.ssh,
+        running: false,
     })
 }
 
@@ -547,6 +553,14 @@ pub(super) async fn record(
     };
     let mut tx = store.write().await?;
     let summary = ledger::add_instance_in(&mut tx, &new, now).await?;
+    if created.running {
+        ledger::append_in(
+            &mut tx,
+            &request.name,
+            crate::billing::LedgerEvent::new(now, crate::billing::EventKind::Started),
+        )
+        .await?;
+    }
     crate::store::provider_ids::upsert(&mut tx, summary.id, &created.remote_id, now).await?;
     let row = crate::account::row_of(&mut tx, account).await?;
     crate::store::accounts::insert_link(
@@ -555,7 +569,11 @@ pub(super) async fn record(
             instance_id: summary.id,
             account_id: row.id,
             remote_id: &created.remote_id,
-            remote_state: crate::account::RemoteState::Starting.as_str(),
+            remote_state: if created.running {
+                crate::account::RemoteState::Running.as_str()
+            } else {
+                crate::account::RemoteState::Starting.as_str()
+            },
             seen_at: now,
             imported: false,
             note: None,

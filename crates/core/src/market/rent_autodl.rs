@@ -272,8 +272,13 @@ async fn priced(api: &Api, id: &str, now: DateTime<Utc>) -> Result<RemoteInstanc
         }
         match autodl::snapshot(api, id).await {
             Ok(snapshot) => {
+                // The snapshot's status says whether it runs yet (a create starts it).
+                let status = snapshot
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .unwrap_or("starting");
                 let mut instance =
-                    autodl::parse_listed(&json!({ "uuid": id, "status": "running" }), now)?;
+                    autodl::parse_listed(&json!({ "uuid": id, "status": status }), now)?;
                 autodl::apply_snapshot(&mut instance, &snapshot);
                 if instance.price_per_hour.is_some() {
                     return Ok(instance);
@@ -380,6 +385,9 @@ pub(super) async fn rent(
         remote_id: id.clone(),
         price_per_hour: Some(offer.price_per_hour),
         ssh: seen.as_ref().and_then(|s| s.ssh.clone()),
+        running: seen
+            .as_ref()
+            .is_some_and(|s| s.state == RemoteState::Running),
     };
     if held {
         return record(store, account, request, &offer, created, now).await;

@@ -66,6 +66,7 @@ pub(super) async fn create(
         remote_id,
         price_per_hour: Some(offer.price_per_hour),
         ssh: None,
+        running: false,
     })
 }
 
