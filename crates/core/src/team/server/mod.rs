@@ -5,7 +5,7 @@
 //!
 //! This file: logging in, bringing the schema up to date (embedded, forward-only migrations from
 //! `migrations_pg/`, run on connect), refusing a schema newer than this build knows, and what a
-//! sqlx failure means to the user ([`from_sqlx`]). One file per table or concern:
+//! sqlx failure means to the user (`from_sqlx`). One file per table or concern:
 //! [`members`] (teams and members, joining), [`budgets`], [`alerts`] (alert settings, idle
 //! reports), [`verify`] (Verify summaries), [`records`] (shared records), [`withdrawals`]
 //! (conflict resolutions), [`events`] (the push's one-statement path and statistics),

@@ -65,7 +65,7 @@ fn page_statement(
 impl Server {
     /// The page of up to `limit` events after the `(events, records)` cursors for `member` of
     /// laptop `laptop` (none of that laptop's own), as the raw binary `COPY` bytes (one round
-    /// trip); see [`page_statement`].
+    /// trip); see `page_statement`.
     pub async fn fetch_page(
         &mut self,
         team_id: i64,
