@@ -214,7 +214,7 @@ fn add(db: &Path, args: &AddArgs) -> Result<ExitCode, ExitCode> {
     let project = args
         .project
         .as_deref()
-        .map(|p| team::link::check_name("project", p))
+        .map(|p| team::address::check_name("project", p))
         .transpose()
         .map_err(|e| output::fail(&e))?;
     let at = time_or_now("--at", args.at.as_deref())?;
@@ -309,7 +309,7 @@ fn project(db: &Path, args: &ProjectArgs) -> Result<ExitCode, ExitCode> {
         args.project.as_deref().map(Some)
     };
     if let Some(Some(project)) = wanted {
-        team::link::check_name("project", project).map_err(|e| output::fail(&e))?;
+        team::address::check_name("project", project).map_err(|e| output::fail(&e))?;
     }
     let outcome = block_on(async {
         let store = open_existing(db, &args.name).await?;

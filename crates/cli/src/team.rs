@@ -206,7 +206,7 @@ fn connect(db: &Path, args: &ConnectArgs) -> Result<ExitCode, ExitCode> {
     };
     let url = match &args.ca_file {
         Some(path) => {
-            team::link::with_ca_file(&args.url, path).map_err(|err| output::fail(&err))?
+            team::address::with_ca_file(&args.url, path).map_err(|err| output::fail(&err))?
         }
         None => args.url.clone(),
     };

@@ -17,7 +17,7 @@ use leasehold_core::billing::{ledger, PowerAction};
 use leasehold_core::ssh::Secret;
 use leasehold_core::store::team::LinkRow;
 use leasehold_core::store::Store;
-use leasehold_core::team::link::ServerAddress;
+use leasehold_core::team::address::ServerAddress;
 use leasehold_core::team::server::Server;
 use leasehold_core::team::{self, ConnectRequest};
 use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};

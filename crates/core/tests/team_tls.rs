@@ -10,7 +10,7 @@ use std::net::TcpListener;
 
 use chrono::{TimeZone, Utc};
 use leasehold_core::ssh::Secret;
-use leasehold_core::team::{self, link, ConnectRequest, TeamError};
+use leasehold_core::team::{self, address, ConnectRequest, TeamError};
 use leasehold_testkit::postgres::{TestPostgres, PG_PASSWORD};
 
 fn request(url: &str) -> ConnectRequest {
@@ -42,7 +42,7 @@ async fn a_server_certificate_from_an_unknown_ca_is_refused_by_default_and_accep
         "nothing is linked"
     );
 
-    let with_ca = link::with_ca_file(&pg.url_with_default_tls(), &pg.ca_file()).expect("url");
+    let with_ca = address::with_ca_file(&pg.url_with_default_tls(), &pg.ca_file()).expect("url");
     let linked = team::connect(&laptop.store, request(&with_ca), at())
         .await
         .expect("the lab's CA makes the certificate trusted");

@@ -26,7 +26,7 @@ use crate::billing::ledger::{histories, InstanceHistory};
 use crate::billing::money::{display_amount, display_rate};
 use crate::billing::report::BUDGET_THRESHOLDS;
 use crate::billing::BillingError;
-use crate::store::team_reminders as repo;
+use crate::store::team::reminders as repo;
 use crate::store::{Store, StoreError};
 use crate::team::alerts::{self, AlertSettings, IdleStretch};
 use crate::team::views::{self, left_running, month_start, TeamInstance};

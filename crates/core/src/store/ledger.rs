@@ -189,7 +189,7 @@ pub async fn insert_event(
 /// it, then in the recording laptop's own order (the uid as a last resort). On one laptop this is
 /// the order the events were written in (writers keep time order, and `at` is RFC 3339 UTC text
 /// from one encoder, which sorts by time); after a team merge it is the same on every laptop.
-/// Events withdrawn when a member resolved a team conflict (`store::withdrawals`) are left out.
+/// Events withdrawn when a member resolved a team conflict (`store::team::withdrawals`) are left out.
 pub async fn events_for(
     conn: &mut SqliteConnection,
     instance_id: i64,

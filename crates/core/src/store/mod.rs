@@ -16,7 +16,6 @@
 pub mod accounts;
 pub mod backups;
 pub mod bulk;
-pub mod conflict_replays;
 mod error;
 pub mod follow_ups;
 pub mod gpu_minutes;
@@ -33,16 +32,14 @@ pub mod reminders;
 pub mod ssh_targets;
 pub mod stop_checks;
 pub mod team;
-pub mod team_alerts;
-pub mod team_reminders;
 pub mod vast_looks;
 pub mod watchdog_looks;
-pub mod withdrawals;
 
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
@@ -153,6 +150,18 @@ impl Store {
     /// The pool, for repository reads.
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// One connection for a few repository reads (`store.read().await?`), handed back to the
+    /// pool when dropped.
+    pub async fn read(&self) -> Result<PoolConnection<Sqlite>, StoreError> {
+        self.pool.acquire().await.map_err(StoreError::Query)
+    }
+
+    /// A read transaction: the reads made in it see one snapshot of the database. Dropped without
+    /// `commit`, it ends having written nothing.
+    pub async fn snapshot(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
+        self.pool.begin().await.map_err(StoreError::Query)
     }
 
     /// Start a write. It takes the write lock up front (`BEGIN IMMEDIATE`), so the checks a

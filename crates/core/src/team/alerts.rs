@@ -11,13 +11,12 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
-use ts_rs::TS;
 
+pub use super::views::AlertSettings;
 use super::views::{TeamInstance, LEFT_RUNNING_AFTER_MINUTES};
 use super::{open_linked, Server, TeamError};
+use crate::store::team::alerts::{self as repo, IdleRow};
 use crate::store::team::LinkRow;
-use crate::store::team_alerts::{self as repo, IdleRow};
 use crate::store::{Store, StoreError};
 
 /// The fewest and most idle minutes an alert may wait for.
@@ -25,36 +24,6 @@ pub const MIN_AFTER_MINUTES: u32 = 5;
 pub const MAX_AFTER_MINUTES: u32 = 1440;
 /// A measurement older than this says nothing about "now" (the sampler looks once a minute).
 const FRESH_MINUTES: i64 = 3;
-
-/// Who is told about a member's instance left running, and when.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[ts(export)]
-pub struct AlertSettings {
-    /// Members told about every member's left-running instance, besides its own member (who is
-    /// always told). Empty: only the instance's own member.
-    pub recipients: Vec<String>,
-    /// Idle minutes after which a billing instance counts as left running.
-    pub after_minutes: u32,
-    /// Who set them last; `None`: never set, these are the defaults.
-    pub set_by: Option<String>,
-}
-
-impl Default for AlertSettings {
-    fn default() -> Self {
-        Self {
-            recipients: Vec::new(),
-            after_minutes: LEFT_RUNNING_AFTER_MINUTES,
-            set_by: None,
-        }
-    }
-}
-
-impl AlertSettings {
-    /// Whether `me` is told about an instance of `owner`'s left running. Pure.
-    pub fn tells(&self, me: &str, owner: &str) -> bool {
-        me == owner || self.recipients.iter().any(|r| r == me)
-    }
-}
 
 /// An instance's current idle stretch: since when, and how many minutes were measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +50,7 @@ pub fn check_settings(
         if name.trim().is_empty() {
             continue;
         }
-        let name = super::link::check_name("member", name)?;
+        let name = super::address::check_name("member", name)?;
         if !members.contains(&name) {
             return Err(TeamError::UnknownMember { name });
         }
@@ -178,7 +147,7 @@ pub async fn idle_stretches(
 ) -> Result<HashMap<String, IdleStretch>, TeamError> {
     let here = measured_here(store, instances, member, now).await;
     let reported = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         repo::idle_reports(&mut conn).await?
     };
     Ok(merge_idle(&here, &reported, now))
@@ -186,7 +155,7 @@ pub async fn idle_stretches(
 
 /// The team's alert settings as last read from its server (the defaults until someone sets them).
 pub async fn settings(store: &Store) -> Result<AlertSettings, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     Ok(match repo::settings(&mut conn).await? {
         Some((recipients, after_minutes, set_by)) => AlertSettings {
             recipients: serde_json::from_str(&recipients).unwrap_or_default(),
@@ -233,46 +202,17 @@ async fn set_on(
     recipients: &[String],
     after_minutes: u32,
 ) -> Result<AlertSettings, TeamError> {
-    let members: Vec<String> =
-        sqlx::query_scalar("SELECT name FROM members WHERE team_id = $1 ORDER BY name")
-            .bind(row.team_id)
-            .fetch_all(&mut server.conn)
-            .await
-            .map_err(|e| server.failed(&e))?;
+    let members = server.member_names(row.team_id).await?;
     let (recipients, after_minutes) = check_settings(recipients, after_minutes, &members)?;
-    sqlx::query(
-        "INSERT INTO team_alert_settings (team_id, recipients, after_minutes, set_by)
-         VALUES ($1, $2, $3, $4)
-         ON CONFLICT (team_id) DO UPDATE SET recipients = excluded.recipients,
-             after_minutes = excluded.after_minutes, set_by = excluded.set_by, set_at = now()",
-    )
-    .bind(row.team_id)
-    .bind(&recipients)
-    .bind(i32::try_from(after_minutes).unwrap_or(i32::MAX))
-    .bind(&row.member)
-    .execute(&mut server.conn)
-    .await
-    .map_err(|e| server.failed(&e))?;
+    server
+        .set_alert_settings(row.team_id, &recipients, after_minutes, &row.member)
+        .await?;
     Ok(AlertSettings {
         recipients,
         after_minutes,
         set_by: Some(row.member.clone()),
     })
 }
-
-/// `(instance_uid, idle_since, idle_minutes, measured_at, reported_by)` as the server keeps it.
-type ServerIdleRow = (String, Option<DateTime<Utc>>, i32, DateTime<Utc>, String);
-
-const REPORT: &str = "
-INSERT INTO idle_reports AS r (team_id, instance_uid, idle_since, idle_minutes, measured_at,
-                               reported_by)
-SELECT $1, u.uid::uuid, u.since, u.minutes, u.measured, $2
-FROM unnest($3::text[], $4::timestamptz[], $5::int4[], $6::timestamptz[])
-     AS u(uid, since, minutes, measured)
-ON CONFLICT (team_id, instance_uid) DO UPDATE SET
-    idle_since = excluded.idle_since, idle_minutes = excluded.idle_minutes,
-    measured_at = excluded.measured_at, reported_by = excluded.reported_by
-WHERE excluded.measured_at >= r.measured_at";
 
 /// Report this laptop's idle measurements, then bring back the team's alert settings and every
 /// member's idle reports into the working copy. Part of every sync (after the events, so every
@@ -286,7 +226,7 @@ pub async fn exchange(
     // Costing the whole ledger is only worth it when the monitor watches something now (a sync
     // of a large ledger with nothing watched pays one indexed query).
     let watched = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         repo::watched_since(&mut conn, now - Duration::minutes(FRESH_MINUTES)).await?
     };
     let mine = if watched.is_empty() {
@@ -297,32 +237,9 @@ pub async fn exchange(
         measured_here(store, &instances, &row.member, now).await
     };
     if !mine.is_empty() {
-        sqlx::query(REPORT)
-            .bind(row.team_id)
-            .bind(&row.member)
-            .bind(
-                mine.iter()
-                    .map(|r| r.instance_uid.clone())
-                    .collect::<Vec<_>>(),
-            )
-            .bind(mine.iter().map(|r| r.idle_since).collect::<Vec<_>>())
-            .bind(
-                mine.iter()
-                    .map(|r| i32::try_from(r.idle_minutes).unwrap_or(i32::MAX))
-                    .collect::<Vec<_>>(),
-            )
-            .bind(mine.iter().map(|r| r.measured_at).collect::<Vec<_>>())
-            .execute(&mut server.conn)
-            .await
-            .map_err(|e| server.failed(&e))?;
+        server.report_idle(row.team_id, &row.member, &mine).await?;
     }
-    let settings: Option<(Vec<String>, i32, String)> = sqlx::query_as(
-        "SELECT recipients, after_minutes, set_by FROM team_alert_settings WHERE team_id = $1",
-    )
-    .bind(row.team_id)
-    .fetch_optional(&mut server.conn)
-    .await
-    .map_err(|e| server.failed(&e))?;
+    let settings = server.alert_settings(row.team_id).await?;
     let settings = settings.map_or_else(AlertSettings::default, |(recipients, after, by)| {
         AlertSettings {
             recipients,
@@ -330,14 +247,7 @@ pub async fn exchange(
             set_by: Some(by),
         }
     });
-    let reports: Vec<ServerIdleRow> = sqlx::query_as(
-        "SELECT instance_uid::text, idle_since, idle_minutes, measured_at, reported_by
-             FROM idle_reports WHERE team_id = $1",
-    )
-    .bind(row.team_id)
-    .fetch_all(&mut server.conn)
-    .await
-    .map_err(|e| server.failed(&e))?;
+    let reports = server.idle_reports(row.team_id).await?;
     let reports: Vec<IdleRow> = reports
         .into_iter()
         .map(

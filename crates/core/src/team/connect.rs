@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use ts_rs::TS;
 
-use super::link::{check_name, forget_password, keep_password, kept_password, ServerAddress};
+use super::address::{check_name, forget_password, keep_password, kept_password, ServerAddress};
 use super::server::Server;
 use super::TeamError;
 use crate::ssh::Secret;
@@ -59,7 +59,7 @@ impl TeamLink {
 }
 
 pub(crate) async fn current_link(store: &Store) -> Result<Option<LinkRow>, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     Ok(repo::link(&mut conn).await?)
 }
 
@@ -129,10 +129,7 @@ pub async fn connect(
     repo::settle_shared(&mut tx).await?;
     if !same_team {
         // A different team gets this laptop's whole ledger.
-        sqlx::query("UPDATE ledger_events SET shared = 0")
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::from)?;
+        repo::unshare_events(&mut tx).await?;
         repo::unshare_records(&mut tx).await?;
     }
     repo::set_link(&mut tx, &row).await?;

@@ -18,9 +18,11 @@
 //! overrides, and reminders' state. Never shared: secrets (the password sits in the OS keychain
 //! only), SSH targets and keys, known_hosts, logs, jobs.
 //!
-//! - [`link`]: the URL, names and password sources; [`server`]: login, schema, joining.
+//! - [`address`]: the URL, names and password sources (the function [`link`] is this database's
+//!   link); [`server`]: login, schema, joining, and every PostgreSQL statement, one file per table
+//!   or concern. The SQLite side is `store::team`; nothing else here runs SQL.
 //! - [`push`], [`pull`], [`conflicts`]: the sync; [`views`]: the team views (pure where they
-//!   feed reminders and alerts).
+//!   feed reminders and alerts); `time.rs`: a time from the server in the ledger's one form.
 //! - `connect.rs`: linking this database to a team and unlinking it; `sync.rs`: one sync and the
 //!   background loop; this file: what the Team page shows and sets (status, budgets, projects).
 //!
@@ -38,7 +40,7 @@
 //!   and the Settings page show it). `disable` is accepted only for a server on loopback. A
 //!   password in the URL, before the host or as `?password=`, is taken out before the URL is kept
 //!   or shown, and goes to the keychain. Every session has `statement_timeout`
-//!   (`link::STATEMENT_TIMEOUT`), and a whole sync is given up after `SYNC_TIMEOUT`
+//!   (`address::STATEMENT_TIMEOUT`), and a whole sync is given up after `SYNC_TIMEOUT`
 //!   (`team.timed_out`), so a stalled server never holds `keep_in_sync`.
 //! - Push: small chunks are `INSERT … FROM unnest(…) ON CONFLICT (uid) DO NOTHING`; big ones go by
 //!   binary `COPY` (`copy_binary`). They are numbered from the team row's counter under a row lock,
@@ -46,7 +48,7 @@
 //!   0260).
 //! - Pull checks: an instance passes `NewInstance`'s checks
 //!   (`billing::new_instance::validate_described`). Times are stored in the one UTC form of the
-//!   local ledger (`pull::canonical_time`), so text order is time order. A `created` event must be
+//!   local ledger (`time::canonical_time`), so text order is time order. A `created` event must be
 //!   at its instance's creation time, and rules must take effect at their event. Records dated
 //!   beyond now plus `records::CLOCK_SKEW` are refused. The release gate reads only the checks run
 //!   on this laptop (`release::latest_check_run_here`). Shared backups travel without local paths
@@ -59,32 +61,33 @@
 //!   team views. A resolution (`ledger_withdrawals`, SQLite migration 0180) is honoured only when
 //!   it names a refused pair that the replay here finds, with or without the resolutions held;
 //!   otherwise it is listed as unreadable. The report replays only the instances whose fingerprint
-//!   changed (`store::conflict_replays`, migration 0210), partly in the background during the sync
+//!   changed (`store::team::conflict_replays`, migration 0210), partly in the background during the sync
 //!   (`conflicts::Warmup`).
 
+pub mod address;
 pub mod alerts;
 pub mod conflicts;
 mod connect;
 mod copy_binary;
 mod error;
-pub mod link;
 pub mod pull;
 pub mod push;
 pub mod records;
 pub mod server;
 mod sync;
+mod time;
 pub mod verify;
 pub mod views;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
+pub use address::ServerAddress;
 pub use alerts::AlertSettings;
 pub use conflicts::{Conflict, StandingEvent};
 pub(crate) use connect::current_link;
 pub use connect::{connect, disconnect, link, open_linked, ConnectRequest, TeamLink};
 pub use error::TeamError;
-pub use link::ServerAddress;
 pub use server::Server;
 use sync::exchange_extras;
 pub use sync::{
@@ -100,23 +103,19 @@ pub async fn set_budget(store: &Store, currency: &str, amount: Decimal) -> Resul
     let currency = crate::billing::Currency::parse(currency)?;
     crate::billing::new_instance::validate_budget(amount)?;
     let (mut server, row) = open_linked(store).await?;
-    let result = sqlx::query(
-        "INSERT INTO team_budgets (team_id, currency, amount, set_by) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (team_id, currency)
-         DO UPDATE SET amount = excluded.amount, set_by = excluded.set_by, set_at = now()",
-    )
-    .bind(row.team_id)
-    .bind(currency.code())
-    .bind(amount.normalize().to_string())
-    .bind(&row.member)
-    .execute(&mut server.conn)
-    .await
-    .map_err(|e| server.failed(&e));
+    let result = server
+        .set_budget(
+            row.team_id,
+            currency.code(),
+            &amount.normalize().to_string(),
+            &row.member,
+        )
+        .await;
     server.close().await;
     result?;
     // Until the next pull brings the whole list, the views show this budget offline too.
     let mut cached = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         repo::team_budgets(&mut conn).await?
     };
     cached.retain(|(c, _, _)| c != currency.code());
@@ -136,7 +135,7 @@ pub async fn set_budget(store: &Store, currency: &str, amount: Decimal) -> Resul
 /// 50/80/100 % thresholds (`TeamBudget::usage.threshold_reached`).
 pub async fn budgets(store: &Store, now: DateTime<Utc>) -> Result<Vec<TeamBudget>, TeamError> {
     let cached = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         repo::team_budgets(&mut conn).await?
     };
     let instances = views::instances(store, now).await?;
@@ -157,14 +156,10 @@ pub async fn set_project(
     project: Option<&str>,
 ) -> Result<(), TeamError> {
     let project = project
-        .map(|p| link::check_name("project", p))
+        .map(|p| address::check_name("project", p))
         .transpose()?;
     let mut tx = store.write().await?;
-    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM instances WHERE name = ?")
-        .bind(instance)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(StoreError::from)?;
+    let id = repo::instance_id_by_name(&mut tx, instance).await?;
     let id = id.ok_or_else(|| crate::billing::BillingError::UnknownInstance {
         name: instance.to_owned(),
     })?;
@@ -175,7 +170,7 @@ pub async fn set_project(
 
 /// The project `instance` is rented for, if anyone said.
 pub async fn project_of(store: &Store, instance: &str) -> Result<Option<String>, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     repo::project_of(&mut conn, instance).await?.ok_or_else(|| {
         crate::billing::BillingError::UnknownInstance {
             name: instance.to_owned(),
@@ -195,19 +190,8 @@ async fn server_lists(
     ),
     TeamError,
 > {
-    let members: Vec<(String, Option<DateTime<Utc>>)> =
-        sqlx::query_as("SELECT name, last_sync_at FROM members WHERE team_id = $1 ORDER BY name")
-            .bind(team_id)
-            .fetch_all(&mut server.conn)
-            .await
-            .map_err(|e| server.failed(&e))?;
-    let budgets: Vec<(String, String, String)> = sqlx::query_as(
-        "SELECT currency, amount, set_by FROM team_budgets WHERE team_id = $1 ORDER BY currency",
-    )
-    .bind(team_id)
-    .fetch_all(&mut server.conn)
-    .await
-    .map_err(|e| server.failed(&e))?;
+    let members = server.members(team_id).await?;
+    let budgets = server.budgets(team_id).await?;
     let budgets = budgets
         .into_iter()
         .filter_map(|(currency, amount, set_by)| {
@@ -295,12 +279,12 @@ pub async fn status_with_idle(
     let budgets = if online {
         budgets
     } else {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         cached_budgets(repo::team_budgets(&mut conn).await?)
     };
     let instances = views::instances(store, now).await?;
     let pending_push = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         repo::count_pending(&mut conn).await? + repo::count_pending_records(&mut conn).await?
     };
     let mut running: Vec<TeamInstance> = instances

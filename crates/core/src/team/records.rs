@@ -24,34 +24,6 @@ use crate::store::backups::{self as backup_repo, BackupItemRow, BackupRow, Relea
 use crate::store::team::{self as repo, ConflictRow};
 use crate::store::{Store, StoreError};
 
-const PUSH: &str = "
-WITH bump AS (
-    UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2 AS base
-), pushed AS (
-    INSERT INTO shared_records AS s (team_id, kind, key, instance_uid, body, version, laptop,
-                                     recorded_by, seq)
-    SELECT $1, r.kind, r.key, r.instance_uid::uuid, r.body::jsonb, r.version, $3::uuid, $4,
-           bump.base + r.ord
-    FROM bump,
-         unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::int8[]) WITH ORDINALITY
-         AS r(kind, key, instance_uid, body, version, ord)
-    ON CONFLICT (team_id, kind, key) DO UPDATE SET
-        body = CASE WHEN (excluded.version, excluded.laptop::text) >= (s.version, s.laptop::text)
-                    THEN excluded.body ELSE s.body END,
-        instance_uid = CASE WHEN (excluded.version, excluded.laptop::text) >= (s.version, s.laptop::text)
-                    THEN excluded.instance_uid ELSE s.instance_uid END,
-        recorded_by = CASE WHEN (excluded.version, excluded.laptop::text) >= (s.version, s.laptop::text)
-                    THEN excluded.recorded_by ELSE s.recorded_by END,
-        laptop = CASE WHEN (excluded.version, excluded.laptop::text) >= (s.version, s.laptop::text)
-                    THEN excluded.laptop ELSE s.laptop END,
-        version = greatest(excluded.version, s.version),
-        -- A losing push renumbers the winner too, so the loser's next pull fetches it.
-        seq = excluded.seq,
-        pushed_at = now()
-    RETURNING 1
-)
-SELECT count(*) FROM pushed";
-
 /// Push every pending record in one statement (none: no round trip); how many were sent.
 pub async fn push(
     store: &Store,
@@ -61,36 +33,15 @@ pub async fn push(
     laptop: &str,
 ) -> Result<i64, TeamError> {
     let pending = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         repo::pending_records(&mut conn).await?
     };
     if pending.is_empty() {
         return Ok(0);
     }
-    let count = i64::try_from(pending.len()).unwrap_or(i64::MAX);
-    let sent: i64 = sqlx::query_scalar(PUSH)
-        .bind(team_id)
-        .bind(count)
-        .bind(laptop)
-        .bind(member)
-        .bind(pending.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
-        .bind(pending.iter().map(|r| r.key.as_str()).collect::<Vec<_>>())
-        .bind(
-            pending
-                .iter()
-                .map(|r| r.instance_uid.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            pending
-                .iter()
-                .map(|r| r.body.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(pending.iter().map(|r| r.version).collect::<Vec<_>>())
-        .fetch_one(&mut server.conn)
-        .await
-        .map_err(|e| server.failed(&e))?;
+    let sent = server
+        .push_records(team_id, member, laptop, &pending)
+        .await?;
     let done: Vec<(&str, i64, i64)> = pending
         .iter()
         .map(|r| (r.kind.as_str(), r.local_id, r.version))
@@ -140,31 +91,15 @@ pub async fn apply(
             tracing::debug!(kind, "shared record of an unknown kind skipped");
             continue;
         }
-        sqlx::query("SAVEPOINT team_record")
-            .execute(&mut *conn)
-            .await
-            .map_err(StoreError::from)?;
+        repo::begin_record(conn).await?;
         let outcome = apply_one(conn, record, kind, laptop, now).await;
-        let release = match &outcome {
-            Ok(_) => "RELEASE team_record",
-            Err(_) => "ROLLBACK TO team_record",
-        };
-        sqlx::query(release)
-            .execute(&mut *conn)
-            .await
-            .map_err(StoreError::from)?;
-        if release.starts_with("ROLLBACK") {
-            sqlx::query("RELEASE team_record")
-                .execute(&mut *conn)
-                .await
-                .map_err(StoreError::from)?;
-        }
+        repo::end_record(conn, outcome.is_ok()).await?;
         match outcome {
             Ok(true) => written += 1,
             Ok(false) => {}
             Err(reason) => {
                 let instance_uid = record.instance_uid.clone().unwrap_or_default();
-                let name = instance_name(conn, &instance_uid).await?;
+                let name = repo::instance_name_by_uid(conn, &instance_uid).await?;
                 repo::record_conflict(
                     conn,
                     &ConflictRow {
@@ -186,16 +121,6 @@ pub async fn apply(
         }
     }
     Ok(written)
-}
-
-async fn instance_name(conn: &mut SqliteConnection, uid: &str) -> Result<String, StoreError> {
-    Ok(
-        sqlx::query_scalar::<_, String>("SELECT name FROM instances WHERE uid = ?")
-            .bind(uid)
-            .fetch_optional(conn)
-            .await?
-            .unwrap_or_default(),
-    )
 }
 
 /// How far past this laptop's clock a pulled record's time may lie: clocks drift a little, but a
@@ -319,7 +244,7 @@ async fn put_project(
     let project = body
         .map(|b| {
             let name = text(b, "project")?;
-            super::link::check_name("project", name).map_err(|e| e.to_string())
+            super::address::check_name("project", name).map_err(|e| e.to_string())
         })
         .transpose()?;
     repo::set_project(conn, instance_id, project.as_deref())
@@ -487,8 +412,11 @@ async fn put_override(
     )
     .await
     .map_err(db)?;
-    sqlx::query_scalar("SELECT last_insert_rowid()")
-        .fetch_one(conn)
+    repo::last_insert_rowid(conn)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|err| match err {
+            // The database's own words, as a conflict's detail has always given them.
+            StoreError::Query(err) => err.to_string(),
+            other => other.to_string(),
+        })
 }

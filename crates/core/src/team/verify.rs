@@ -8,9 +8,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::server::verify::SummaryRow;
 use super::{Server, TeamError};
+use crate::store::team::alerts as repo;
 use crate::store::team::LinkRow;
-use crate::store::team_alerts as repo;
 use crate::store::{Store, StoreError};
 
 const SHARE_KEY: &str = "team.share_verify";
@@ -33,7 +34,7 @@ pub struct VerifySummary {
 
 /// Whether this laptop shares its last Verify results (off unless the member turned it on).
 pub async fn sharing(store: &Store) -> Result<bool, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     Ok(repo::setting(&mut conn, SHARE_KEY)
         .await?
         .is_some_and(|v| v == "true"))
@@ -55,7 +56,7 @@ pub async fn set_sharing(store: &Store, share: bool, now: DateTime<Utc>) -> Resu
 
 /// Everyone's shared summaries as the last sync brought them.
 pub async fn shared(store: &Store) -> Result<Vec<VerifySummary>, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     Ok(repo::setting(&mut conn, CACHE_KEY)
         .await?
         .and_then(|json| serde_json::from_str(&json).ok())
@@ -82,17 +83,6 @@ pub fn summary_of(
     }
 }
 
-const SEND: &str = "
-INSERT INTO verify_summaries AS v (team_id, instance_uid, collected_at, errors, warnings,
-                                   finding_keys, shared_by)
-SELECT $1, u.uid::uuid, u.at, u.errors, u.warnings, u.keys::jsonb, $2
-FROM unnest($3::text[], $4::timestamptz[], $5::int4[], $6::int4[], $7::text[])
-     AS u(uid, at, errors, warnings, keys)
-ON CONFLICT (team_id, instance_uid) DO UPDATE SET
-    collected_at = excluded.collected_at, errors = excluded.errors, warnings = excluded.warnings,
-    finding_keys = excluded.finding_keys, shared_by = excluded.shared_by
-WHERE excluded.collected_at >= v.collected_at";
-
 /// Send this laptop's summaries (when it shares them) and cache everyone's.
 pub async fn exchange(
     store: &Store,
@@ -102,7 +92,7 @@ pub async fn exchange(
 ) -> Result<(), TeamError> {
     if sharing(store).await? {
         let mine = {
-            let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+            let mut conn = store.read().await?;
             let runs = repo::last_verify_runs(&mut conn).await?;
             runs.into_iter()
                 .map(|run| summary_of(run, &row.member))
@@ -110,35 +100,24 @@ pub async fn exchange(
         };
         if !mine.is_empty() {
             let count = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
-            sqlx::query(SEND)
-                .bind(row.team_id)
-                .bind(&row.member)
-                .bind(
-                    mine.iter()
-                        .map(|s| s.instance_uid.clone())
-                        .collect::<Vec<_>>(),
-                )
-                .bind(mine.iter().map(|s| s.collected_at).collect::<Vec<_>>())
-                .bind(mine.iter().map(|s| count(s.errors)).collect::<Vec<_>>())
-                .bind(mine.iter().map(|s| count(s.warnings)).collect::<Vec<_>>())
-                .bind(
-                    mine.iter()
-                        .map(|s| serde_json::to_string(&s.finding_keys).unwrap_or_default())
-                        .collect::<Vec<_>>(),
-                )
-                .execute(&mut server.conn)
-                .await
-                .map_err(|e| server.failed(&e))?;
+            let rows: Vec<SummaryRow> = mine
+                .iter()
+                .map(|s| {
+                    (
+                        s.instance_uid.clone(),
+                        s.collected_at,
+                        count(s.errors),
+                        count(s.warnings),
+                        serde_json::to_string(&s.finding_keys).unwrap_or_default(),
+                    )
+                })
+                .collect();
+            server
+                .send_verify_summaries(row.team_id, &row.member, &rows)
+                .await?;
         }
     }
-    let rows: Vec<(String, DateTime<Utc>, i32, i32, String, String)> = sqlx::query_as(
-        "SELECT instance_uid::text, collected_at, errors, warnings, finding_keys::text, shared_by
-         FROM verify_summaries WHERE team_id = $1 ORDER BY instance_uid",
-    )
-    .bind(row.team_id)
-    .fetch_all(&mut server.conn)
-    .await
-    .map_err(|e| server.failed(&e))?;
+    let rows = server.verify_summaries(row.team_id).await?;
     let all: Vec<VerifySummary> = rows
         .into_iter()
         .map(|(uid, at, errors, warnings, keys, by)| {

@@ -1,7 +1,8 @@
 //! The team views, computed from the local working copy (which holds every member's events
 //! after a sync), so they work offline too: who is running what and at what hourly burn, the
 //! month-to-date spend by member, project and GPU, the team budgets with the same 50/80/100 % thresholds
-//! as an instance's budget, and "left running" alerts.
+//! as an instance's budget, and "left running" alerts ([`AlertSettings`] lives here, the type the
+//! Team page shows; `team::alerts` sets and exchanges it).
 //!
 //! The budget and idle checks are pure functions of their inputs: the reminders (`remind`) and
 //! the GPU monitor's busy hours (`monitor`) feed them.
@@ -21,7 +22,7 @@ use crate::billing::money::{display_amount, display_rate};
 use crate::billing::{rows, BudgetUse};
 use crate::store::ledger as ledger_repo;
 use crate::store::team as repo;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
 /// One instance of any member, as the team views show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
@@ -114,7 +115,7 @@ pub fn month_start(now: DateTime<Utc>) -> DateTime<Utc> {
 
 /// Every instance in the working copy, costed at `now` and at the start of the month.
 pub async fn instances(store: &Store, now: DateTime<Utc>) -> Result<Vec<TeamInstance>, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     let since = month_start(now);
     let recorders: HashMap<i64, (String, Option<String>)> = repo::instance_recorders(&mut conn)
         .await?
@@ -337,6 +338,36 @@ pub struct SharedVerify {
     pub summary: super::verify::VerifySummary,
 }
 
+/// Who is told about a member's instance left running, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct AlertSettings {
+    /// Members told about every member's left-running instance, besides its own member (who is
+    /// always told). Empty: only the instance's own member.
+    pub recipients: Vec<String>,
+    /// Idle minutes after which a billing instance counts as left running.
+    pub after_minutes: u32,
+    /// Who set them last; `None`: never set, these are the defaults.
+    pub set_by: Option<String>,
+}
+
+impl Default for AlertSettings {
+    fn default() -> Self {
+        Self {
+            recipients: Vec::new(),
+            after_minutes: LEFT_RUNNING_AFTER_MINUTES,
+            set_by: None,
+        }
+    }
+}
+
+impl AlertSettings {
+    /// Whether `me` is told about an instance of `owner`'s left running. Pure.
+    pub fn tells(&self, me: &str, owner: &str) -> bool {
+        me == owner || self.recipients.iter().any(|r| r == me)
+    }
+}
+
 /// Everything `team status` shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[ts(export)]
@@ -362,7 +393,7 @@ pub struct TeamStatus {
     /// set) or more.
     pub left_running: Vec<LeftRunning>,
     /// Who is told about left-running instances, and after how long (`team::alerts`).
-    pub alerts: super::alerts::AlertSettings,
+    pub alerts: AlertSettings,
     /// Whether this laptop shares its last Verify results (`team::verify`, off by default).
     pub share_verify: bool,
     /// The last Verify of each instance, from the members who share them.

@@ -139,3 +139,11 @@ pub async fn count_pending(conn: &mut SqliteConnection) -> Result<i64, StoreErro
     .fetch_one(conn)
     .await?)
 }
+
+/// Mark every event not shared, so all of them are pushed again (linking to another team).
+pub async fn unshare_events(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    sqlx::query("UPDATE ledger_events SET shared = 0")
+        .execute(conn)
+        .await?;
+    Ok(())
+}

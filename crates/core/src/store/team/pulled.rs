@@ -1,9 +1,49 @@
 //! Writing the rows a pull brought (already checked by `crate::team::pull`): instances, rules
 //! versions and events, with multi-row statements, and the lookups of their local ids.
 
-use sqlx::SqliteConnection;
+use sqlx::pool::PoolConnection;
+use sqlx::{Sqlite, SqliteConnection, Transaction};
 
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
+
+/// The connection a pull writes its pages on, with SQLite's automatic checkpoints off: each
+/// page's commit would otherwise copy the write-ahead log back into the database file, and sync
+/// it, while the user waits for the pull. The log is copied once, after the pull
+/// ([`PageWriter::checkpoint_later`]), as PostgreSQL's own checkpointer does after a commit. The
+/// connection is closed when the pull is done or fails, never handed back to the pool with that
+/// setting.
+pub struct PageWriter(PoolConnection<Sqlite>);
+
+impl PageWriter {
+    pub async fn open(store: &Store) -> Result<Self, StoreError> {
+        let mut conn = store.read().await?;
+        conn.close_on_drop();
+        sqlx::query("PRAGMA wal_autocheckpoint = 0")
+            .execute(&mut *conn)
+            .await?;
+        Ok(Self(conn))
+    }
+
+    /// Start writing a page, taking the write lock up front, as `Store::write` does.
+    pub async fn begin(&mut self) -> Result<Transaction<'_, Sqlite>, StoreError> {
+        Ok(sqlx::Connection::begin_with(&mut *self.0, "BEGIN IMMEDIATE").await?)
+    }
+
+    /// Copy the pull's pages from the write-ahead log into the database file, without making the
+    /// sync wait for it (readers and writers go on meanwhile; one that exits first leaves the log
+    /// to the next checkpoint, as SQLite always does).
+    pub fn checkpoint_later(self) {
+        let mut writer = self.0;
+        tokio::spawn(async move {
+            if let Err(err) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&mut *writer)
+                .await
+            {
+                tracing::debug!(%err, "checkpoint after a pull failed; the next one copies the log");
+            }
+        });
+    }
+}
 
 /// The local ids of the rows of `table` (`instances` or `billing_rules`) among team-wide ids
 /// `uids`, by uid.

@@ -213,3 +213,35 @@ pub async fn put_pulled_reminder(
     .fetch_one(conn)
     .await?)
 }
+
+/// Open the savepoint one pulled record is written in, so a row the local constraints refuse
+/// undoes that record alone ([`end_record`] closes it).
+pub async fn begin_record(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    sqlx::query("SAVEPOINT team_record")
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Close [`begin_record`]'s savepoint: its writes kept when `keep`, else rolled back.
+pub async fn end_record(conn: &mut SqliteConnection, keep: bool) -> Result<(), StoreError> {
+    let release = if keep {
+        "RELEASE team_record"
+    } else {
+        "ROLLBACK TO team_record"
+    };
+    sqlx::query(release).execute(&mut *conn).await?;
+    if !keep {
+        sqlx::query("RELEASE team_record")
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The rowid of the row this connection inserted last.
+pub async fn last_insert_rowid(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar("SELECT last_insert_rowid()")
+        .fetch_one(conn)
+        .await?)
+}

@@ -46,6 +46,19 @@ pub async fn team_budgets(
     )
 }
 
+/// The local id of the instance called `name`, if there is one.
+pub async fn instance_id_by_name(
+    conn: &mut SqliteConnection,
+    name: &str,
+) -> Result<Option<i64>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT id FROM instances WHERE name = ?")
+            .bind(name)
+            .fetch_optional(conn)
+            .await?,
+    )
+}
+
 /// Set an instance's project (`None` clears it); false when no such instance.
 pub async fn set_project(
     conn: &mut SqliteConnection,

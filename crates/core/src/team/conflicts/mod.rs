@@ -4,7 +4,7 @@
 //! Nothing is dropped: refused events stay in the ledger (left out of the bill the same way on
 //! every laptop) and stay listed, with the event that stands in the bill in their place, until a
 //! member chooses which of the two to keep ([`resolve`]). Events are immutable, so the choice is a
-//! new record (`store::withdrawals`): the other event is left out of every replay from then on.
+//! new record (`store::team::withdrawals`): the other event is left out of every replay from then on.
 //! [`exchange`] shares these records with the team at each sync, so every laptop settles the same
 //! way and computes the same bill.
 //!
@@ -83,7 +83,7 @@ pub async fn conflicts(store: &Store) -> Result<Vec<Conflict>, TeamError> {
 /// [`conflicts`], reusing what a [`Warmup`] replayed.
 pub async fn conflicts_using(store: &Store, known: Replays) -> Result<Vec<Conflict>, TeamError> {
     let mut found = refused_using(store, known).await?;
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     for row in repo::stored_conflicts(&mut conn).await? {
         found.push(Conflict {
             kind: row.kind,

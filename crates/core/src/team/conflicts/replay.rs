@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use super::{Conflict, StandingEvent};
 use crate::billing::{events::settle, rows};
-use crate::store::conflict_replays::{self as replays_repo, ReplayInputs};
 use crate::store::ledger as ledger_repo;
-use crate::store::withdrawals::{self, ReplayedEvent};
+use crate::store::team::conflict_replays::{self as replays_repo, ReplayInputs};
+use crate::store::team::withdrawals::{self, ReplayedEvent};
 use crate::store::{Store, StoreError};
 use crate::team::TeamError;
 use crate::Coded;
@@ -123,11 +123,8 @@ async fn replay(
     known: &Replays,
     only: Option<&[String]>,
 ) -> Result<Replayed, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
     // One snapshot: the fingerprints describe exactly the rows replayed.
-    let mut snapshot = sqlx::Connection::begin(&mut *conn)
-        .await
-        .map_err(StoreError::from)?;
+    let mut snapshot = store.snapshot().await?;
     let instances = match only {
         None => replays_repo::inputs(&mut snapshot).await?,
         Some(uids) => replays_repo::inputs_of(&mut snapshot, uids).await?,
@@ -168,7 +165,7 @@ async fn replay(
 
 /// Every instance's refused events now. An instance is replayed only when its fingerprint (its
 /// events, rules versions, the resolutions, its name) matches neither the report kept for it
-/// (`store::conflict_replays`) nor one in `known` (a [`Warmup`]'s); what was replayed is kept
+/// (`store::team::conflict_replays`) nor one in `known` (a [`Warmup`]'s); what was replayed is kept
 /// for the next time.
 pub(super) async fn refused_using(
     store: &Store,

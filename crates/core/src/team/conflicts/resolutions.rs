@@ -6,11 +6,12 @@ use chrono::{DateTime, Utc};
 
 use super::replay::{group_of, refused_in};
 use super::{conflicts, Conflict};
-use crate::store::conflict_replays::ReplayInputs;
 use crate::store::ledger as ledger_repo;
 use crate::store::team as repo;
-use crate::store::withdrawals::{self, WithdrawalRow};
+use crate::store::team::conflict_replays::ReplayInputs;
+use crate::store::team::withdrawals::{self, WithdrawalRow};
 use crate::store::{Store, StoreError};
+use crate::team::server::withdrawals::ServerWithdrawal;
 use crate::team::server::Server;
 use crate::team::TeamError;
 
@@ -55,23 +56,13 @@ pub async fn resolve(
     conflicts(store).await
 }
 
-#[derive(sqlx::FromRow)]
-struct ServerWithdrawal {
-    uid: String,
-    instance_uid: String,
-    event_uid: String,
-    kept_uid: String,
-    recorded_by: String,
-    at: String,
-}
-
 /// A row from another laptop, checked like any input from the server (its time in the local
 /// ledger's form, which `withdrawn_events` compares as text).
 fn checked(row: ServerWithdrawal) -> Option<WithdrawalRow> {
     for id in [&row.uid, &row.instance_uid, &row.event_uid, &row.kept_uid] {
         uuid::Uuid::parse_str(id).ok()?;
     }
-    let at = crate::team::pull::canonical_time(&row.at).ok()?;
+    let at = crate::team::time::canonical_time(&row.at).ok()?;
     Some(WithdrawalRow {
         uid: row.uid,
         instance_uid: row.instance_uid,
@@ -110,7 +101,7 @@ async fn settleable_pairs(
     let named: std::collections::BTreeSet<&str> =
         rows.iter().map(|r| r.instance_uid.as_str()).collect();
     let named: Vec<&str> = named.into_iter().collect();
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     let ids = repo::local_ids(&mut conn, "instances", &named).await?;
     let id_list: Vec<i64> = ids.values().copied().collect();
     let events = withdrawals::unresolved_events_of(&mut conn, &id_list).await?;
@@ -147,53 +138,26 @@ pub async fn exchange(
     now: DateTime<Utc>,
 ) -> Result<i64, TeamError> {
     let mine = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         withdrawals::unshared(&mut conn).await?
     };
     if !mine.is_empty() {
-        let column = |f: fn(&WithdrawalRow) -> &String| -> Vec<String> {
-            mine.iter().map(|r| f(r).clone()).collect()
-        };
-        sqlx::query(
-            "INSERT INTO ledger_withdrawals (uid, team_id, instance_uid, event_uid, kept_uid, recorded_by, at)
-             SELECT u::uuid, $1, i::uuid, e::uuid, k::uuid, r, a
-             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-                  AS t(u, i, e, k, r, a)
-             ON CONFLICT (uid) DO NOTHING",
-        )
-        .bind(team_id)
-        .bind(column(|r| &r.uid))
-        .bind(column(|r| &r.instance_uid))
-        .bind(column(|r| &r.event_uid))
-        .bind(column(|r| &r.kept_uid))
-        .bind(column(|r| &r.recorded_by))
-        .bind(column(|r| &r.at))
-        .execute(&mut server.conn)
-        .await
-        .map_err(|e| server.failed(&e))?;
+        server.push_withdrawals(team_id, &mine).await?;
         let mut tx = store.write().await?;
         let uids: Vec<String> = mine.iter().map(|r| r.uid.clone()).collect();
         withdrawals::mark_shared(&mut tx, &uids).await?;
         tx.commit().await.map_err(StoreError::from)?;
     }
     let resolved_here = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         withdrawals::any(&mut conn).await?
     };
     if !resolved_here && !current.iter().any(|c| c.standing.is_some()) {
         return Ok(0);
     }
-    let theirs: Vec<ServerWithdrawal> = sqlx::query_as(
-        "SELECT uid::text AS uid, instance_uid::text AS instance_uid, event_uid::text AS event_uid,
-                kept_uid::text AS kept_uid, recorded_by, at
-         FROM ledger_withdrawals WHERE team_id = $1 ORDER BY pushed_at, uid",
-    )
-    .bind(team_id)
-    .fetch_all(&mut server.conn)
-    .await
-    .map_err(|e| server.failed(&e))?;
+    let theirs = server.withdrawals(team_id).await?;
     let held = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         withdrawals::uids(&mut conn).await?
     };
     let theirs: Vec<ServerWithdrawal> = theirs

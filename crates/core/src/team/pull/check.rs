@@ -12,6 +12,7 @@ use rust_decimal::Decimal;
 use crate::billing::rows;
 use crate::store::ledger::RulesRow;
 use crate::store::team::{PulledInstance, SharedRules};
+use crate::team::time::canonical_time;
 
 /// An event of a page (every field optional: a row from a newer or broken client must be
 /// reported, not fail the whole page), as `pull::read` takes it from an `e` row.
@@ -107,22 +108,10 @@ pub(super) fn check_uuid(id: &str) -> Result<(), String> {
         .map_err(|_| format!("{id:?} is not a UUID"))
 }
 
-/// `time` in the one form the local ledger stores (RFC 3339 in UTC, as sqlx writes a
-/// `DateTime<Utc>`), so that text order is time order in every replay's `ORDER BY at`. A time
-/// with an offset names a real instant, so it is taken, in that form.
-pub(crate) fn canonical_time(time: &str) -> Result<String, String> {
-    DateTime::parse_from_rfc3339(time)
-        .map(|t| {
-            t.with_timezone(&Utc)
-                .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false)
-        })
-        .map_err(|_| format!("{time:?} is not a time"))
-}
-
 /// A member's name as `team connect` would have taken it.
 pub(super) fn checked_member<'a>(value: &'a Option<String>, what: &str) -> Result<&'a str, String> {
     let name = required(value, what)?;
-    match crate::team::link::check_name("member", name) {
+    match crate::team::address::check_name("member", name) {
         Ok(checked) if checked == name => Ok(name),
         Ok(_) => Err(format!("{what} {name:?} starts or ends with spaces")),
         Err(err) => Err(format!("{what}: {err}")),

@@ -1,8 +1,6 @@
-//! Fetching a pull's pages: the one statement a page is, the round trips to the server and how
-//! large each page is, kept apart from reading and writing them so the network side of a pull
-//! can be read (and tuned) alone.
-
-use futures::TryStreamExt;
+//! Fetching a pull's pages: the round trips to the server (the statement a page is lives in
+//! `team::server::pages`) and how large each page is, kept apart from reading and writing them so
+//! the network side of a pull can be read (and tuned) alone.
 
 use super::read::prepare;
 use super::{after, Cursors, Fetched, Prepared, Pulling};
@@ -30,63 +28,6 @@ pub(super) fn next_page(limit: i64, left: i64) -> i64 {
         .min((left / 2).max(FIRST_PAGE))
 }
 
-/// The one statement of a page: up to `limit` events after the events cursor (none this laptop
-/// pushed), the instances they belong to, and, once the events are caught up, up to `limit`
-/// shared records after the records cursor and the team's budgets; it also marks this member as
-/// just synced. They come as binary `COPY` rows of eleven text columns, the first saying what
-/// the row is: `h` the team's counter, `e` an event, `i` an instance, `r` a record, `b` a budget.
-///
-/// `COPY` takes no parameters, so the values are written into the statement: numbers and a UUID
-/// printed by this program, and the member's name as hex digits, which nothing can make read
-/// as SQL.
-pub(super) fn page_statement(
-    who: Pulling<'_>,
-    laptop: uuid::Uuid,
-    at: Cursors,
-    limit: i64,
-) -> String {
-    let team_id = who.team_id;
-    let member = hex::encode(who.member);
-    let (events, records) = (at.events, at.records);
-    format!(
-        "COPY (
-    WITH touch AS (
-        UPDATE members SET last_sync_at = now()
-        WHERE team_id = {team_id} AND name = convert_from(decode('{member}', 'hex'), 'UTF8')
-        RETURNING 1
-    ), page AS (
-        SELECT le.seq, le.uid, le.instance_uid, le.kind, le.at, le.recorded_by, le.origin_seq,
-               le.traffic_gb, le.rules
-        FROM ledger_events le
-        WHERE le.team_id = {team_id} AND le.seq > {events} AND le.laptop <> '{laptop}'::uuid
-        ORDER BY le.seq LIMIT {limit}
-    ), caught_up AS (
-        SELECT count(*) < {limit} AS yes FROM page
-    )
-    SELECT 'h', t.last_seq::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-    FROM teams t WHERE t.id = {team_id}
-    UNION ALL
-    SELECT 'e', p.seq::text, p.uid::text, p.instance_uid::text, p.kind, p.at, p.recorded_by,
-           p.origin_seq::text, p.traffic_gb, p.rules::text, NULL
-    FROM page p
-    UNION ALL
-    SELECT 'i', i.uid::text, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
-           i.planned_hours, i.created_at, i.recorded_by
-    FROM instances i WHERE i.uid IN (SELECT instance_uid FROM page)
-    UNION ALL
-    (SELECT 'r', r.seq::text, r.kind, r.key, r.instance_uid::text, r.body::text,
-            r.version::text, r.laptop::text, r.recorded_by, NULL, NULL
-     FROM shared_records r, caught_up
-     WHERE caught_up.yes AND r.team_id = {team_id} AND r.seq > {records}
-           AND r.laptop <> '{laptop}'::uuid
-     ORDER BY r.seq LIMIT {limit})
-    UNION ALL
-    SELECT 'b', b.currency, b.amount, b.set_by, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-    FROM team_budgets b, caught_up WHERE caught_up.yes AND b.team_id = {team_id}
-) TO STDOUT (FORMAT binary)"
-    )
-}
-
 /// Ask the server for the page of up to `limit` events after `at` (one round trip), and read it
 /// on a blocking thread, so the reading overlaps the writing of the page before.
 async fn fetch_prepared(
@@ -96,17 +37,15 @@ async fn fetch_prepared(
     limit: i64,
 ) -> Result<Prepared, TeamError> {
     let laptop = crate::team::push::parse_uuid("laptop uid", who.laptop)?;
-    let statement = page_statement(who, laptop, at, limit);
-    let read: Result<Vec<u8>, sqlx::Error> = async {
-        let mut rows = server.conn.copy_out_raw(&statement).await?;
-        let mut bytes = Vec::new();
-        while let Some(chunk) = rows.try_next().await? {
-            bytes.extend_from_slice(&chunk);
-        }
-        Ok(bytes)
-    }
-    .await;
-    let bytes = read.map_err(|e| server.failed(&e))?;
+    let bytes = server
+        .fetch_page(
+            who.team_id,
+            who.member,
+            laptop,
+            (at.events, at.records),
+            limit,
+        )
+        .await?;
     tokio::task::spawn_blocking(move || prepare(&bytes, limit))
         .await
         .map_err(|err| TeamError::Server {

@@ -27,18 +27,17 @@ mod write;
 
 use chrono::{DateTime, Utc};
 
-pub(crate) use check::canonical_time;
 use check::{CheckedEvent, CheckedInstances, CheckedRules, Refused, TeamBudgetRow};
 use cursor::{after, Cursors, Page};
 use fetch::fetch_pages;
 pub use fetch::{FIRST_PAGE, PAGE};
-use write::{apply, checkpoint_later, page_writer};
+use write::apply;
 
 use super::conflicts::Warmup;
 use super::server::Server;
 use super::TeamError;
 use crate::store::team as repo;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use crate::team::records::PulledRecord;
 
 /// What one pull did.
@@ -83,7 +82,7 @@ pub async fn pull(
 ) -> Result<Pulled, TeamError> {
     let Pulling { laptop, now, .. } = who;
     let at = {
-        let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+        let mut conn = store.read().await?;
         let link = repo::link(&mut conn)
             .await?
             .ok_or(TeamError::NotConnected)?;
@@ -92,7 +91,7 @@ pub async fn pull(
             records: link.pulled_record_seq,
         }
     };
-    let mut writer = page_writer(store).await?;
+    let mut writer = repo::PageWriter::open(store).await?;
     let (pages, arriving) = tokio::sync::mpsc::channel(PAGES_AHEAD);
     let writing = async {
         // Owned by the writing, so the fetching learns as soon as the writing stops.
@@ -121,7 +120,7 @@ pub async fn pull(
     let (fetched, written) = tokio::join!(fetch_pages(server, who, at, pages), writing);
     fetched?;
     let pulled = written?;
-    checkpoint_later(writer);
+    writer.checkpoint_later();
     Ok(pulled)
 }
 

@@ -1,8 +1,6 @@
-//! Reading a page as it arrived (binary `COPY` rows, see [`page_statement`]) into rows, and
+//! Reading a page as it arrived (binary `COPY` rows, see `team::server::pages`) into rows, and
 //! checking them: pure work, so it runs on a blocking thread beside the writer and is tested
 //! without a server.
-//!
-//! [`page_statement`]: super::fetch::page_statement
 
 use super::check::{self, PageEvent, PageInstance, TeamBudgetRow};
 use super::{Page, Prepared};

@@ -5,30 +5,26 @@
 use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
-use sqlx::pool::PoolConnection;
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::SqliteConnection;
 
 use super::check::{checked_budgets, CheckedEvent};
 use super::{Cursors, Prepared, Pulled};
-use crate::store::team::{self as repo, ConflictRow, PulledInstance, SharedRules};
-use crate::store::{Store, StoreError};
+use crate::store::team::{self as repo, ConflictRow, PageWriter, PulledInstance, SharedRules};
+use crate::store::StoreError;
 use crate::team::records;
 use crate::team::TeamError;
 
 /// Write one prepared page and its cursors in one local transaction; the instances (by uid) it
 /// wrote events of.
 pub(super) async fn apply(
-    writer: &mut SqliteConnection,
+    writer: &mut PageWriter,
     prepared: &mut Prepared,
     next: Cursors,
     laptop: &str,
     now: DateTime<Utc>,
     pulled: &mut Pulled,
 ) -> Result<BTreeSet<String>, TeamError> {
-    // Taking the write lock up front, as `Store::write` does.
-    let mut tx = sqlx::Connection::begin_with(writer, "BEGIN IMMEDIATE")
-        .await
-        .map_err(StoreError::from)?;
+    let mut tx = writer.begin().await?;
     let events = std::mem::take(&mut prepared.events);
     let applied = write_page(&mut tx, prepared, events, now).await?;
     pulled.events += applied.events;
@@ -40,35 +36,6 @@ pub(super) async fn apply(
     repo::set_pulled_seq(&mut tx, next.events, next.records).await?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(applied.touched)
-}
-
-/// The connection a pull writes its pages on, with SQLite's automatic checkpoints off: each
-/// page's commit would otherwise copy the write-ahead log back into the database file, and sync
-/// it, while the user waits for the pull. The log is copied once, after the pull
-/// ([`checkpoint_later`]), as PostgreSQL's own checkpointer does after a commit. The connection
-/// is closed when the pull is done or fails, never handed back to the pool with that setting.
-pub(super) async fn page_writer(store: &Store) -> Result<PoolConnection<Sqlite>, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
-    conn.close_on_drop();
-    sqlx::query("PRAGMA wal_autocheckpoint = 0")
-        .execute(&mut *conn)
-        .await
-        .map_err(StoreError::from)?;
-    Ok(conn)
-}
-
-/// Copy the pull's pages from the write-ahead log into the database file, without making the
-/// sync wait for it (readers and writers go on meanwhile; one that exits first leaves the log
-/// to the next checkpoint, as SQLite always does).
-pub(super) fn checkpoint_later(mut writer: PoolConnection<Sqlite>) {
-    tokio::spawn(async move {
-        if let Err(err) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(&mut *writer)
-            .await
-        {
-            tracing::debug!(%err, "checkpoint after a pull failed; the next one copies the log");
-        }
-    });
 }
 
 /// A free local name for a shared instance whose name is taken here by another instance:

@@ -9,16 +9,15 @@
 //! answered are the events marked shared here; if the link drops in between, the next push sends
 //! them again and the server ignores the copies: nothing is lost or doubled.
 //!
-//! This file holds the chunking, the one-statement path and the marking; [`copied`] holds the
-//! `COPY` path, whose row encoding and fallback are a subject of their own.
+//! This file holds the chunking, the choice of path and the marking; the statements are
+//! `team::server::events` (the one-statement path) and `team::server::copied_events` (the `COPY`
+//! path, whose row encoding and fallback are a subject of their own).
 
-mod copied;
-
-use copied::push_chunk_copied;
-
+use super::server::copied_events::CopyEvent;
+use super::server::events::Sent;
 use super::server::Server;
 use super::TeamError;
-use crate::store::team::{self as repo, PendingChunk, PendingEvent, PendingInstance, SharedRules};
+use crate::store::team::{self as repo, PendingChunk, PendingEvent, SharedRules};
 use crate::store::{Store, StoreError};
 
 /// Events per push statement: large enough that 100 000 events take few round trips, small
@@ -41,33 +40,6 @@ fn next_chunk(limit: i64) -> i64 {
 /// for the server per row); below it, the one-statement path keeps an incremental sync at one
 /// round trip.
 pub const COPY_FROM: usize = 1_000;
-
-const PUSH: &str = "
-WITH bump AS (
-    UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2 AS base
-), new_instances AS (
-    INSERT INTO instances (uid, team_id, name, provider, region, gpu_model, currency, notes,
-                           planned_hours, created_at, recorded_by)
-    SELECT i.uid::uuid, $1, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
-           i.planned_hours, i.created_at, i.recorded_by
-    FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                $9::text[], $10::text[], $11::text[], $12::text[])
-         AS i(uid, name, provider, region, gpu_model, currency, notes, planned_hours, created_at,
-              recorded_by)
-    ON CONFLICT (uid) DO NOTHING
-), new_events AS (
-    INSERT INTO ledger_events (uid, team_id, seq, instance_uid, kind, at, recorded_by, origin_seq,
-                               laptop, traffic_gb, rules)
-    SELECT e.uid::uuid, $1, bump.base + e.ord, e.instance_uid::uuid, e.kind, e.at, e.recorded_by,
-           e.origin_seq, $13::uuid, e.traffic_gb, e.rules::jsonb
-    FROM bump,
-         unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::int8[],
-                $20::text[], $21::text[]) WITH ORDINALITY
-         AS e(uid, instance_uid, kind, at, recorded_by, origin_seq, traffic_gb, rules, ord)
-    ON CONFLICT (uid) DO NOTHING
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM new_events), (SELECT base FROM bump)";
 
 /// The rules version an event brings to the server, as JSON text.
 fn rules_json(chunk: &PendingChunk, event: &PendingEvent) -> Result<Option<String>, TeamError> {
@@ -112,33 +84,21 @@ pub(super) fn parse_uuid(what: &'static str, text: &str) -> Result<uuid::Uuid, T
     })
 }
 
-/// The instance columns of [`INSERT_INSTANCES`](copied::INSERT_INSTANCES) and [`PUSH`], in their
-/// parameter order: uid, name, provider, region, GPU, currency, notes, planned hours, created,
-/// recorded by.
-fn instance_columns(instances: &[PendingInstance]) -> [Vec<Option<String>>; 10] {
-    let column = |f: fn(&PendingInstance) -> Option<String>| -> Vec<Option<String>> {
-        instances.iter().map(f).collect()
-    };
-    [
-        column(|i| Some(i.uid.clone())),
-        column(|i| Some(i.name.clone())),
-        column(|i| Some(i.provider.clone())),
-        column(|i| i.region.clone()),
-        column(|i| Some(i.gpu_model.clone())),
-        column(|i| Some(i.currency.clone())),
-        column(|i| i.notes.clone()),
-        column(|i| i.planned_hours.clone()),
-        column(|i| Some(i.created_at.clone())),
-        column(|i| Some(i.recorded_by.clone())),
-    ]
-}
-
-/// What the server answered for a chunk.
-struct Sent {
-    /// How many of its events the server did not have yet.
-    inserted: i64,
-    /// The team's counter before the chunk: its events were numbered `base + 1 ..= base + n`.
-    base: i64,
+/// A large chunk's events as its `COPY` rows carry them (every uid parsed, every rules version
+/// encoded).
+fn copy_events(chunk: &PendingChunk) -> Result<Vec<CopyEvent<'_>>, TeamError> {
+    chunk
+        .events
+        .iter()
+        .map(|event| {
+            Ok(CopyEvent {
+                uid: parse_uuid("event uid", &event.uid)?,
+                instance_uid: parse_uuid("instance uid", &event.instance_uid)?,
+                event,
+                rules: rules_json(chunk, event)?,
+            })
+        })
+        .collect()
 }
 
 /// A chunk the server committed, not yet marked shared here.
@@ -159,48 +119,18 @@ async fn push_chunk(
     chunk: &PendingChunk,
 ) -> Result<Sent, TeamError> {
     if chunk.events.len() >= COPY_FROM {
-        return push_chunk_copied(server, team_id, laptop, chunk).await;
+        let events = copy_events(chunk)?;
+        let laptop_uid = parse_uuid("laptop uid", laptop)?;
+        return server
+            .push_events_copied(team_id, laptop, laptop_uid, chunk, &events)
+            .await;
     }
     let rules = chunk
         .events
         .iter()
         .map(|e| rules_json(chunk, e))
         .collect::<Result<Vec<_>, _>>()?;
-    let events = &chunk.events;
-    let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-    let mut push = sqlx::query_as(PUSH).bind(team_id).bind(count);
-    for column in instance_columns(&chunk.instances) {
-        push = push.bind(column);
-    }
-    let (inserted, base): (i64, i64) = push
-        .bind(laptop)
-        .bind(events.iter().map(|e| e.uid.as_str()).collect::<Vec<_>>())
-        .bind(
-            events
-                .iter()
-                .map(|e| e.instance_uid.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>())
-        .bind(events.iter().map(|e| e.at.as_str()).collect::<Vec<_>>())
-        .bind(
-            events
-                .iter()
-                .map(|e| e.recorded_by.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(events.iter().map(|e| e.origin_seq).collect::<Vec<_>>())
-        .bind(
-            events
-                .iter()
-                .map(|e| e.traffic_gb.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(rules)
-        .fetch_one(&mut server.conn)
-        .await
-        .map_err(|e| server.failed(&e))?;
-    Ok(Sent { inserted, base })
+    server.push_events(team_id, laptop, chunk, rules).await
 }
 
 async fn pending_after(
@@ -209,7 +139,7 @@ async fn pending_after(
     after_id: i64,
     limit: i64,
 ) -> Result<PendingChunk, TeamError> {
-    let mut conn = store.pool().acquire().await.map_err(StoreError::from)?;
+    let mut conn = store.read().await?;
     let r = repo::pending_events(&mut conn, member, after_id, limit).await?;
     Ok(r)
 }
@@ -299,10 +229,6 @@ pub async fn push(
     Ok(pushed)
 }
 
-/// What [`refresh_statistics`] sends.
-const REFRESH_STATISTICS: &str = "SET default_statistics_target = 10; \
-    ANALYZE ledger_events (team_id, seq); RESET default_statistics_target";
-
 /// From this many events pushed at once on, the server's statistics of the ledger are refreshed.
 pub const ANALYZE_FROM: i64 = 10_000;
 
@@ -320,8 +246,5 @@ async fn refresh_statistics(server: &mut Server, pushed: i64) -> Result<(), Team
     if pushed < ANALYZE_FROM {
         return Ok(());
     }
-    sqlx::Executor::execute(&mut server.conn, REFRESH_STATISTICS)
-        .await
-        .map_err(|e| server.failed(&e))?;
-    Ok(())
+    server.refresh_ledger_statistics().await
 }

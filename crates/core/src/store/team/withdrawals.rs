@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, SqliteConnection};
 
-use super::{bulk, StoreError};
+use crate::store::{bulk, StoreError};
 
 /// One resolution.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
@@ -190,7 +190,7 @@ async fn replayed_events(
     rows.map(
         |(id, instance_id, kind, at, rules_id, traffic_gb, uid, recorded_by, _)| {
             Ok(ReplayedEvent {
-                event: super::ledger::EventRow {
+                event: crate::store::ledger::EventRow {
                     id,
                     instance_id,
                     kind,
@@ -213,7 +213,7 @@ async fn replayed_events(
 #[derive(Debug, Clone, FromRow)]
 pub struct ReplayedEvent {
     #[sqlx(flatten)]
-    pub event: super::ledger::EventRow,
+    pub event: crate::store::ledger::EventRow,
     pub uid: String,
     pub recorded_by: Option<String>,
 }

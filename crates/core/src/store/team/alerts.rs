@@ -1,10 +1,11 @@
 //! Team "left running" alerts' rows (migration 0190): the team's alert settings and the other
-//! members' idle reports as last pulled. `crate::team::alerts` decides; this only reads and writes.
+//! members' idle reports as last pulled, and (for `crate::team::verify`) a laptop setting and the
+//! last Verify runs. `crate::team::alerts` and `team::verify` decide; this only reads and writes.
 
 use chrono::{DateTime, Utc};
 use sqlx::SqliteConnection;
 
-use super::StoreError;
+use crate::store::StoreError;
 
 /// `(recipients as a JSON list, after_minutes, set_by)`, if the team ever set them.
 pub async fn settings(

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::SqliteConnection;
 
-use super::StoreError;
+use crate::store::StoreError;
 
 /// Whether this team reminder already fired here.
 pub async fn fired(

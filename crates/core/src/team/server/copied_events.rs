@@ -1,11 +1,11 @@
-//! The `COPY` path of a large chunk: the chunk encoded as binary `COPY` rows, sent straight into
+//! `ledger_events` by `COPY`: a large chunk encoded as binary `COPY` rows, sent straight into
 //! the ledger or, when the server already holds some of its events, through a staging table.
-//! Apart from the one-statement path because its statements and row shapes must match each other
-//! column for column, and are easier to check side by side.
+//! Apart from the one-statement path ([`events`](super::events)) because its statements and row
+//! shapes must match each other column for column, and are easier to check side by side.
 
-use super::{instance_columns, parse_uuid, rules_json, Sent};
+use super::events::{instance_columns, Sent};
+use super::Server;
 use crate::store::team::{PendingChunk, PendingEvent};
-use crate::team::server::Server;
 use crate::team::TeamError;
 
 /// Numbers a chunk under the team's row lock (held to commit, so the team's pushes commit one
@@ -14,7 +14,7 @@ const BUMP: &str =
     "UPDATE teams SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq - $2";
 
 /// The chunk's instances (each once), before its events.
-const INSERT_INSTANCES: &str = "
+pub(super) const INSERT_INSTANCES: &str = "
 INSERT INTO instances (uid, team_id, name, provider, region, gpu_model, currency, notes,
                        planned_hours, created_at, recorded_by)
 SELECT i.uid::uuid, $1, i.name, i.provider, i.region, i.gpu_model, i.currency, i.notes,
@@ -59,26 +59,12 @@ WITH new_events AS (
 SELECT count(*) FROM new_events";
 
 /// One event's values as a `COPY` row carries them.
-struct CopyEvent<'a> {
-    uid: uuid::Uuid,
-    instance_uid: uuid::Uuid,
-    event: &'a PendingEvent,
-    rules: Option<String>,
-}
-
-fn copy_events(chunk: &PendingChunk) -> Result<Vec<CopyEvent<'_>>, TeamError> {
-    chunk
-        .events
-        .iter()
-        .map(|event| {
-            Ok(CopyEvent {
-                uid: parse_uuid("event uid", &event.uid)?,
-                instance_uid: parse_uuid("instance uid", &event.instance_uid)?,
-                event,
-                rules: rules_json(chunk, event)?,
-            })
-        })
-        .collect()
+pub struct CopyEvent<'a> {
+    pub uid: uuid::Uuid,
+    pub instance_uid: uuid::Uuid,
+    pub event: &'a PendingEvent,
+    /// Its rules version as JSON text, if it brings one.
+    pub rules: Option<String>,
 }
 
 /// The fields every row shape shares, after its leading ones.
@@ -140,64 +126,66 @@ fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some("23505"))
 }
 
-/// Send one large chunk by `COPY`, in one transaction: a cut anywhere before the commit leaves
-/// nothing on the server. Straight into the table first; if the server already holds one of
-/// its events, that attempt is rolled back to a savepoint and the chunk goes through
-/// [`STAGING`], which skips what is there.
-pub(super) async fn push_chunk_copied(
-    server: &mut Server,
-    team_id: i64,
-    laptop: &str,
-    chunk: &PendingChunk,
-) -> Result<Sent, TeamError> {
-    let events = copy_events(chunk)?;
-    let laptop_uid = parse_uuid("laptop uid", laptop)?;
-    let count = i64::try_from(chunk.events.len()).unwrap_or(i64::MAX);
-    let result: Result<Sent, sqlx::Error> = async {
-        let mut tx = sqlx::Connection::begin(&mut server.conn).await?;
-        let base: i64 = sqlx::query_scalar(BUMP)
-            .bind(team_id)
-            .bind(count)
-            .fetch_one(&mut *tx)
-            .await?;
-        let mut insert = sqlx::query(INSERT_INSTANCES).bind(team_id);
-        for column in instance_columns(&chunk.instances) {
-            insert = insert.bind(column);
-        }
-        insert.execute(&mut *tx).await?;
-        let mut direct = sqlx::Connection::begin(&mut *tx).await?;
-        let inserted = match copy_in(
-            &mut direct,
-            COPY_EVENTS,
-            event_rows(&events, team_id, laptop_uid, base),
-        )
-        .await
-        {
-            Ok(rows) => {
-                direct.commit().await?;
-                i64::try_from(rows).unwrap_or(i64::MAX)
-            }
-            Err(err) if is_unique_violation(&err) => {
-                direct.rollback().await?;
-                sqlx::query(STAGING).execute(&mut *tx).await?;
-                copy_in(
-                    &mut tx,
-                    "COPY team_push_staging FROM STDIN (FORMAT binary)",
-                    staged_rows(&events),
-                )
+impl Server {
+    /// Send one large chunk by `COPY`, in one transaction: a cut anywhere before the commit leaves
+    /// nothing on the server. Straight into the table first; if the server already holds one of
+    /// its events, that attempt is rolled back to a savepoint and the chunk goes through
+    /// [`STAGING`], which skips what is there.
+    pub async fn push_events_copied(
+        &mut self,
+        team_id: i64,
+        laptop: &str,
+        laptop_uid: uuid::Uuid,
+        chunk: &PendingChunk,
+        events: &[CopyEvent<'_>],
+    ) -> Result<Sent, TeamError> {
+        let count = i64::try_from(chunk.events.len()).unwrap_or(i64::MAX);
+        let result: Result<Sent, sqlx::Error> = async {
+            let mut tx = sqlx::Connection::begin(&mut self.conn).await?;
+            let base: i64 = sqlx::query_scalar(BUMP)
+                .bind(team_id)
+                .bind(count)
+                .fetch_one(&mut *tx)
                 .await?;
-                sqlx::query_scalar(PUSH_STAGED)
-                    .bind(team_id)
-                    .bind(base)
-                    .bind(laptop)
-                    .fetch_one(&mut *tx)
-                    .await?
+            let mut insert = sqlx::query(INSERT_INSTANCES).bind(team_id);
+            for column in instance_columns(&chunk.instances) {
+                insert = insert.bind(column);
             }
-            Err(err) => return Err(err),
-        };
-        tx.commit().await?;
-        Ok(Sent { inserted, base })
+            insert.execute(&mut *tx).await?;
+            let mut direct = sqlx::Connection::begin(&mut *tx).await?;
+            let inserted = match copy_in(
+                &mut direct,
+                COPY_EVENTS,
+                event_rows(events, team_id, laptop_uid, base),
+            )
+            .await
+            {
+                Ok(rows) => {
+                    direct.commit().await?;
+                    i64::try_from(rows).unwrap_or(i64::MAX)
+                }
+                Err(err) if is_unique_violation(&err) => {
+                    direct.rollback().await?;
+                    sqlx::query(STAGING).execute(&mut *tx).await?;
+                    copy_in(
+                        &mut tx,
+                        "COPY team_push_staging FROM STDIN (FORMAT binary)",
+                        staged_rows(events),
+                    )
+                    .await?;
+                    sqlx::query_scalar(PUSH_STAGED)
+                        .bind(team_id)
+                        .bind(base)
+                        .bind(laptop)
+                        .fetch_one(&mut *tx)
+                        .await?
+                }
+                Err(err) => return Err(err),
+            };
+            tx.commit().await?;
+            Ok(Sent { inserted, base })
+        }
+        .await;
+        result.map_err(|e| self.failed(&e))
     }
-    .await;
-    result.map_err(|e| server.failed(&e))
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sqlx::SqliteConnection;
 
-use super::StoreError;
+use crate::store::StoreError;
 
 /// An instance as the conflict report names it, with the fingerprint of its replay's inputs.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
