@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { daysLeft, formatClock, formatClockTime, formatList, formatMoney, formatMoneyTicks } from './format'
+import { daysLeft, formatClock, formatClockTime, formatKeptFor, formatList, formatMoney, formatMoneyTicks } from './format'
 
 describe('formatClock', () => {
   it('shows hours, minutes and seconds of a running instance', () => {
@@ -73,5 +73,18 @@ describe('daysLeft', () => {
   it('is 0 once the deadline passed or cannot be read', () => {
     expect(daysLeft('2026-12-01T00:00:00Z', Date.parse('2026-12-05T06:00:00Z'))).toBe(0)
     expect(daysLeft('not a time', Date.parse('2026-12-05T06:00:00Z'))).toBe(0)
+  })
+})
+
+describe('formatKeptFor', () => {
+  it('leads with days, then hours, then minutes, in either language', () => {
+    const day = 86_400
+    expect(formatKeptFor(3 * day + 4 * 3600 + 12 * 60, 'en')).toBe('3 days 4 hr')
+    expect(formatKeptFor(day, 'en')).toBe('1 day')
+    expect(formatKeptFor(5 * 3600 + 12 * 60 + 30, 'en')).toBe('5 hr 12 min')
+    expect(formatKeptFor(40 * 60, 'en')).toBe('40 min')
+    expect(formatKeptFor(5, 'en')).toBe('1 min')
+    expect(formatKeptFor(3 * day + 4 * 3600, 'zh-CN')).toBe('3天 4小时')
+    expect(formatKeptFor(5 * 3600 + 12 * 60, 'zh-CN')).toBe('5小时 12分钟')
   })
 })

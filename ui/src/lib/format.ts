@@ -74,6 +74,22 @@ export function formatDuration(seconds: number): string {
   return `${s} s`
 }
 
+/**
+ * How long a finished rental was kept, in days first: `3 days 4 hr` / `3天 4小时`, `5 hr 12 min`
+ * under a day, `40 min` under an hour (a stopwatch's `76:12:33` makes people count).
+ */
+export function formatKeptFor(seconds: number, locale: string): string {
+  const s = Math.max(0, Math.round(seconds))
+  const unit = (value: number, name: 'day' | 'hour' | 'minute') =>
+    new Intl.NumberFormat(locale, { style: 'unit', unit: name, unitDisplay: name === 'day' ? 'long' : 'short' }).format(value)
+  const days = Math.floor(s / 86_400)
+  const hours = Math.floor((s % 86_400) / 3600)
+  const minutes = Math.floor((s % 3600) / 60)
+  if (days > 0) return hours > 0 ? `${unit(days, 'day')} ${unit(hours, 'hour')}` : unit(days, 'day')
+  if (hours > 0) return minutes > 0 ? `${unit(hours, 'hour')} ${unit(minutes, 'minute')}` : unit(hours, 'hour')
+  return unit(Math.max(minutes, 1), 'minute')
+}
+
 /** A clock time without seconds, `10:35`, in the user's locale (24-hour in zh-CN). */
 export function formatClockTime(at: string | Date, locale: string): string {
   const date = typeof at === 'string' ? new Date(at) : at
