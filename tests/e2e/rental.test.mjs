@@ -267,7 +267,7 @@ describe('a rental from first record to final bill', () => {
     const row = await s.waitFor(`[data-testid="history-row"][data-name="${NAME}"]`)
     assert.equal(await s.text(`[data-testid="history-row"][data-name="${NAME}"] [data-testid="final-bill"]`), bill)
     // How long it was kept, in words people read (days, hours, minutes), not a stopwatch.
-    assert.match(await s.text(`[data-testid="history-row"][data-name="${NAME}"] [data-testid="kept-for"]`), /^\d+ (min|hr \d+ min|hr)$/)
+    assert.match(await s.text(`[data-testid="history-row"][data-name="${NAME}"] [data-testid="kept-for"]`), /^\d+ (days?|hr|min)( \d+ (hr|min))?$/)
     assert.ok(row)
     // Released this month: nothing costs now, and the month's total is its final bill.
     const total = '[data-testid="rentals-total"][data-currency="CNY"]'
