@@ -207,6 +207,10 @@ describe('install', () => {
     const log = await s.text('[data-testid="job-log"]')
     assert.doesNotMatch(log, /Successfully installed six/)
     assert.doesNotMatch(log, /::leasehold::/)
+    // What was skipped is said above the log: the count in Chinese, the script's words inside.
+    assert.match(await s.text('[data-testid="job-skipped"] summary'), /^已安装，跳过 \d+ 步$/)
+    await s.click('[data-testid="job-skipped"] summary')
+    assert.match(await s.text('[data-testid="job-skipped"]'), /already installed: six/)
     await screenshot(s, 'zh-CN/51-install-skipped')
   })
 
