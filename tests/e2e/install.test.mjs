@@ -127,6 +127,9 @@ describe('install', () => {
     const cutAt = (await s.text('[data-testid="job-log"]')).split('\n').length
     await new Promise((resolve) => setTimeout(resolve, 3_000))
     assert.equal((await (await s.find('[data-testid="job-follow"]')).attribute('data-state')), 'running', 'the page waits, it does not give up')
+    // It says so: the link is down, the job goes on.
+    const banner = await s.waitFor('[data-testid="job-link-lost"]', { timeoutMs: 30_000 })
+    assert.match(await banner.text(), /Connection lost — the job goes on/)
     await screenshot(s, 'en/53-install-link-cut')
     link.restore()
     await waitFor(async () => (await (await s.find('[data-testid="job-follow"]')).attribute('data-state')) !== 'running', {
@@ -143,6 +146,7 @@ describe('install', () => {
       }
     }
     assert.ok(link.connections > 0, 'the app reconnected through the restored link')
+    assert.equal((await s.findAll('[data-testid="job-link-lost"]')).length, 0, 'the banner goes once the link is back')
     await screenshot(s, 'en/54-install-after-cut')
   })
 

@@ -223,12 +223,17 @@ pub(crate) async fn attach_to(
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
+    let mut on_link = |state: job::LinkChange| match state {
+        job::LinkChange::Lost => esay!("connection lost — the job goes on; reconnecting…"),
+        job::LinkChange::Back => esay!("connection back; the log continues"),
+    };
     let outcome = record::attach_recorded_until(
         store,
         target,
         job_id,
         &mut offset,
         &mut sink,
+        &mut on_link,
         &crate::ledger::CLOCK,
         ctrl_c,
     )

@@ -218,16 +218,19 @@ async fn cut_link_during_attach(name: &str, keepalive: Duration) {
         std::future::pending::<()>().await;
     };
     let mut collect = |chunk: &[u8]| got.extend_from_slice(chunk);
+    let mut told = Vec::new();
+    let mut on_link = |change: job::LinkChange| told.push(change);
     let attach = tokio::time::timeout(
         // A guard against a hang, not a speed test: the job itself ends after ~6 s.
         Duration::from_secs(120),
-        job::attach(
+        job::attach_watching(
             &target,
             &JobRoot::Home,
             &id,
             &mut offset,
             &mut collect,
             AttachOptions::default(),
+            &mut on_link,
         ),
     );
     let end = tokio::select! {
@@ -259,6 +262,11 @@ async fn cut_link_during_attach(name: &str, keepalive: Duration) {
         "the link really dropped while attached, and a fresh connection was dialled"
     );
     assert_eq!(offset, got.len() as u64, "offset = bytes delivered");
+    assert_eq!(
+        told,
+        [job::LinkChange::Lost, job::LinkChange::Back],
+        "the lost link and its return were each told once"
+    );
     assert_eq!(end.log_bytes, offset, "every byte of the log was delivered");
     assert_eq!(
         hex::encode(Sha256::digest(&got)),

@@ -360,6 +360,9 @@ pub struct JobLog {
     pub offset: u64,
     pub text: String,
     pub progress: progress::Progress,
+    /// The link to the instance is down and being redialled; the job goes on there. A piece
+    /// with no text says the link changed.
+    pub link_lost: bool,
 }
 
 /// Follow recorded job `id` from byte `from` until it ends, handing each piece of its log to
@@ -374,23 +377,55 @@ pub async fn follow_recorded(
     clock: &dyn crate::clock::Clock,
 ) -> Result<crate::job::JobStatus, InstallError> {
     let started = std::time::Instant::now();
-    let mut progress = progress::Progress::default();
-    let mut text = crate::job::Utf8Chunks::default();
-    let mut delivered = from;
+    // The log and the link both speak through `on_log`, one at a time.
+    struct Following<'a> {
+        progress: progress::Progress,
+        text: crate::job::Utf8Chunks,
+        delivered: u64,
+        link_lost: bool,
+        on_log: &'a mut (dyn FnMut(JobLog) + Send),
+    }
+    let following = std::sync::Mutex::new(Following {
+        progress: progress::Progress::default(),
+        text: crate::job::Utf8Chunks::default(),
+        delivered: from,
+        link_lost: false,
+        on_log,
+    });
     let mut sink = |chunk: &[u8]| {
-        delivered += chunk.len() as u64;
-        progress.feed(chunk, started.elapsed().as_secs_f64());
-        on_log(JobLog {
-            offset: delivered,
-            text: text.push(chunk),
-            progress: progress.clone(),
-        });
+        let Ok(mut f) = following.lock() else { return };
+        f.delivered += chunk.len() as u64;
+        f.progress.feed(chunk, started.elapsed().as_secs_f64());
+        let log = JobLog {
+            offset: f.delivered,
+            text: f.text.push(chunk),
+            progress: f.progress.clone(),
+            link_lost: f.link_lost,
+        };
+        (f.on_log)(log);
+    };
+    let mut on_link = |state: crate::job::LinkChange| {
+        let Ok(mut f) = following.lock() else { return };
+        f.link_lost = state == crate::job::LinkChange::Lost;
+        let log = JobLog {
+            offset: f.delivered,
+            text: String::new(),
+            progress: f.progress.clone(),
+            link_lost: f.link_lost,
+        };
+        (f.on_log)(log);
     };
     let mut offset = from;
-    Ok(
-        crate::job::record::attach_recorded(store, target, id, &mut offset, &mut sink, clock)
-            .await?,
+    Ok(crate::job::record::attach_recorded(
+        store,
+        target,
+        id,
+        &mut offset,
+        &mut sink,
+        &mut on_link,
+        clock,
     )
+    .await?)
 }
 
 /// A recipe and its option specs, for the UI and `install --help`.

@@ -21,7 +21,7 @@ mod error;
 pub mod record;
 mod script;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -311,6 +311,16 @@ impl Default for AttachOptions {
     }
 }
 
+/// What [`attach_watching`] tells of the link while it follows a job: the screens say "connection
+/// lost — the job goes on" between the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkChange {
+    /// The log stream broke or went silent; the job goes on and the link is being redialled.
+    Lost,
+    /// Bytes (or the heartbeat) arrive again.
+    Back,
+}
+
 /// How a log stream ended, as `attach` sees it.
 enum Streamed {
     Ended(Result<Option<u32>, TargetError>),
@@ -333,6 +343,7 @@ async fn stream_once(
     offset: &mut u64,
     sink: &mut (dyn FnMut(&[u8]) + Send),
     silent_after: Duration,
+    on_heard: &(dyn Fn() + Sync),
 ) -> StreamEnd {
     let spec = CommandSpec::new(script::stream(root, id, *offset))
         // The stream lasts as long as the job; the heartbeat watch below notices a dead link.
@@ -349,6 +360,7 @@ async fn stream_once(
         }
         let at = u64::try_from(base.elapsed().as_millis()).unwrap_or(NEVER - 1);
         heard.store(at, Ordering::Relaxed);
+        on_heard();
     };
     let run = target.run_streaming(&spec, &mut on_chunk);
     let watch = async {
@@ -386,9 +398,43 @@ pub async fn attach(
     sink: &mut (dyn FnMut(&[u8]) + Send),
     options: AttachOptions,
 ) -> Result<JobStatus, JobError> {
+    attach_watching(target, root, id, offset, sink, options, &mut |_| {}).await
+}
+
+/// [`attach`], telling `on_link` when the link is lost (the job goes on) and when it is back:
+/// once each way, the first byte or heartbeat of a new stream counting as back.
+pub async fn attach_watching(
+    target: &dyn Target,
+    root: &JobRoot,
+    id: &JobId,
+    offset: &mut u64,
+    sink: &mut (dyn FnMut(&[u8]) + Send),
+    options: AttachOptions,
+    on_link: &mut (dyn FnMut(LinkChange) + Send),
+) -> Result<JobStatus, JobError> {
+    let on_link = std::sync::Mutex::new(on_link);
+    let lost = AtomicBool::new(false);
+    let tell = |state: LinkChange| {
+        let changed = lost.swap(state == LinkChange::Lost, Ordering::Relaxed) != (state == LinkChange::Lost);
+        if changed {
+            if let Ok(mut on_link) = on_link.lock() {
+                on_link(state);
+            }
+        }
+    };
+    let heard_again = || tell(LinkChange::Back);
     let mut down_since: Option<Instant> = None;
     loop {
-        let streamed = stream_once(target, root, id, offset, sink, options.silent_after).await;
+        let streamed = stream_once(
+            target,
+            root,
+            id,
+            offset,
+            sink,
+            options.silent_after,
+            &heard_again,
+        )
+        .await;
         if streamed.heard {
             down_since = None;
         }
@@ -398,6 +444,7 @@ pub async fn attach(
             Streamed::Ended(Err(err)) if link_trouble(&err) => Some(err.to_string()),
             Streamed::Ended(Err(err)) => return Err(err.into()),
             Streamed::WentSilent => {
+                tell(LinkChange::Lost);
                 tracing::info!(job = %id, offset = *offset, "the log stream went silent; dialling again");
                 // Dial a fresh connection at once (the target paces its attempts) instead of
                 // waiting for the old one's TCP retransmissions to come through.
@@ -413,10 +460,11 @@ pub async fn attach(
                     down_since = None;
                     continue;
                 }
-                Err(JobError::Target(err)) if link_trouble(&err) => {}
+                Err(JobError::Target(err)) if link_trouble(&err) => tell(LinkChange::Lost),
                 Err(err) => return Err(err),
             }
         } else {
+            tell(LinkChange::Lost);
             tracing::info!(job = %id, offset = *offset, ?trouble, "log stream interrupted; resuming");
         }
         let since = *down_since.get_or_insert_with(Instant::now);

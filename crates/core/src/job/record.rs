@@ -293,13 +293,15 @@ pub async fn list_for_instance(store: &Store, instance: &str) -> Result<Vec<JobR
         .collect())
 }
 
-/// Attach to a recorded job and keep its final state and how far its log was delivered.
+/// Attach to a recorded job and keep its final state and how far its log was delivered;
+/// `on_link` hears when the link is lost and back (the job goes on meanwhile).
 pub async fn attach_recorded(
     store: &Store,
     target: &dyn crate::target::Target,
     id: &str,
     offset: &mut u64,
     sink: &mut (dyn FnMut(&[u8]) + Send),
+    on_link: &mut (dyn FnMut(super::LinkChange) + Send),
     clock: &dyn crate::clock::Clock,
 ) -> Result<JobStatus, JobError> {
     let ended = attach_recorded_until(
@@ -308,6 +310,7 @@ pub async fn attach_recorded(
         id,
         offset,
         sink,
+        on_link,
         clock,
         std::future::pending(),
     )
@@ -323,18 +326,20 @@ pub async fn attach_recorded_until(
     id: &str,
     offset: &mut u64,
     sink: &mut (dyn FnMut(&[u8]) + Send),
+    on_link: &mut (dyn FnMut(super::LinkChange) + Send),
     clock: &dyn crate::clock::Clock,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<Option<JobStatus>, JobError> {
     let job = load(store, id).await?.job_id()?;
     let result = {
-        let attach = super::attach(
+        let attach = super::attach_watching(
             target,
             &super::JobRoot::Home,
             &job,
             offset,
             sink,
             super::AttachOptions::default(),
+            on_link,
         );
         tokio::select! {
             result = attach => Some(result),
