@@ -415,7 +415,8 @@ pub async fn attach_watching(
     let on_link = std::sync::Mutex::new(on_link);
     let lost = AtomicBool::new(false);
     let tell = |state: LinkChange| {
-        let changed = lost.swap(state == LinkChange::Lost, Ordering::Relaxed) != (state == LinkChange::Lost);
+        let changed =
+            lost.swap(state == LinkChange::Lost, Ordering::Relaxed) != (state == LinkChange::Lost);
         if changed {
             if let Ok(mut on_link) = on_link.lock() {
                 on_link(state);

@@ -8,4 +8,9 @@ export type JobLog = {
 /**
  * Log bytes delivered so far, this piece included (attach again from here).
  */
-offset: number, text: string, progress: Progress, };
+offset: number, text: string, progress: Progress, 
+/**
+ * The link to the instance is down and being redialled; the job goes on there. A piece
+ * with no text says the link changed.
+ */
+link_lost: boolean, };
