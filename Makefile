@@ -13,7 +13,7 @@ APT_PACKAGES := build-essential pkg-config libssl-dev libsqlite3-dev libwebkit2g
 	libayatana-appindicator3-dev librsvg2-dev libxdo-dev xvfb xauth webkit2gtk-driver \
 	openssh-server openssh-client sshpass iproute2 x11-utils imagemagick fonts-noto-cjk \
 	python3 procps curl locales dbus gnome-keyring \
-	postgresql
+	postgresql sudo
 
 APP_BIN := target/debug/leasehold-app
 CLI_BIN := target/debug/leasehold

@@ -76,10 +76,11 @@ function browserStandIn(profile, callerPath = '') {
  * system locale the app sees (e.g. "en_US"); `env` adds variables (e.g. `GTK_THEME`).
  * `locale` instead sets LANG to exactly that (e.g. "C.UTF-8", with no LANGUAGE or LC_ALL), as a
  * minimal Debian install has it; `plain` leaves out the rendering variables the tests set, so the
- * app starts the way `make run` starts it from the caller's environment.
+ * app starts the way `make run` starts it from the caller's environment. `binary` starts another
+ * copy of the app (an installed one) instead of the build under test.
  */
-export async function launchApp({ profile, language = 'en_US', locale, plain = false, env: extraEnv = {} }) {
-  if (!BINARY) throw new Error('LEASEHOLD_APP_BIN is not set; run through tests/e2e/run.sh')
+export async function launchApp({ profile, language = 'en_US', locale, plain = false, env: extraEnv = {}, binary = BINARY }) {
+  if (!binary) throw new Error('LEASEHOLD_APP_BIN is not set; run through tests/e2e/run.sh')
   const [port, nativePort] = [await freePort(), await freePort()]
   const db = path.join(profile, 'leasehold.sqlite3')
   const caller = { ...process.env }
@@ -127,7 +128,7 @@ export async function launchApp({ profile, language = 'en_US', locale, plain = f
     await waitFor(() => portAnswers(port), { timeoutMs: 30_000, what: `tauri-driver on port ${port}` })
     await waitFor(() => portAnswers(nativePort), { timeoutMs: 30_000, what: `WebKitWebDriver on port ${nativePort}` })
     const session = await waitFor(
-      () => Session.create(`http://127.0.0.1:${port}`, { 'tauri:options': { application: BINARY } }),
+      () => Session.create(`http://127.0.0.1:${port}`, { 'tauri:options': { application: binary } }),
       { timeoutMs: 60_000, intervalMs: 500, what: 'a WebDriver session with the app' },
     )
     return {
