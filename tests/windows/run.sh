@@ -39,6 +39,13 @@ settle() {
   timeout 120 "${WINE%/*}/wineserver" -w || echo "wine: processes still running after 2 minutes; going on"
 }
 
+# A free X display number for a private Xvfb.
+desktop_display() {
+  local n=140
+  while [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done
+  echo "$n"
+}
+
 # One prefix, made once and kept in target/ (wineboot takes a while the first time).
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
   echo "creating the Wine prefix in $WINEPREFIX"
@@ -95,7 +102,7 @@ rm -f "$standin_ran"
 "$WINE" "$setup" /S
 settle
 [ ! -e "$standin_ran" ] || { echo "installer: ran the WebView2 bootstrapper with the runtime present"; exit 1; }
-# Update mode, as the self-update runs it (/UPDATE; its /P and /R need a desktop): the shortcut
+# Update mode, silently first (/S /UPDATE, as a script would run it): the shortcut
 # the user removed stays removed, no WebView2 step even with the runtime "missing", data kept.
 "$WINE" reg delete "$webview2_key" /f >/dev/null 2>&1 || true
 rm -f "$shortcut"
@@ -107,6 +114,34 @@ settle
 [ ! -e "$shortcut" ] || { echo "update: recreated the Start-menu entry"; exit 1; }
 [ ! -e "$standin_ran" ] || { echo "update: ran the WebView2 bootstrapper"; exit 1; }
 [ "$(cat "$data/update-marker")" = kept ] || { echo "update: the data folder was not kept"; exit 1; }
+# The self-update's own call (tauri-plugin-updater, passive mode): /P shows only the progress
+# window, so it needs a desktop (a private Xvfb); /R starts the app again afterwards. The app
+# logs its start before it looks for WebView2 (Wine has none, so it stops there): one more
+# "starting" line in its log is the relaunch.
+rm -f "$shortcut"
+starts() { cat "$data"/logs/*.log 2>/dev/null | grep -c ' starting' || true; }
+starts_before=$(starts)
+display=$(desktop_display)
+Xvfb ":$display" -nolisten tcp >/dev/null 2>&1 &
+desktop=$!
+waited=0
+until [ -S "/tmp/.X11-unix/X$display" ]; do
+  sleep 0.2; waited=$((waited + 1))
+  [ $waited -lt 100 ] || { echo "update: Xvfb did not start"; exit 1; }
+done
+# Wine's desktop process started without a display for the silent runs; a fresh wineserver
+# starts it again on this one.
+"${WINE%/*}/wineserver" -k 2>/dev/null || true
+passive=0
+DISPLAY=":$display" "$WINE" "$setup" /P /R /UPDATE /R /ARGS >/dev/null 2>&1 || passive=$?
+settle
+kill "$desktop" 2>/dev/null || true
+[ $passive -eq 0 ] || { echo "update /P /R: the installer exited with $passive"; exit 1; }
+[ -f "$(unix_of "$instdir")/leasehold-app.exe" ] || { echo "update /P /R: the app is missing"; exit 1; }
+[ ! -e "$shortcut" ] || { echo "update /P /R: recreated the Start-menu entry"; exit 1; }
+[ ! -e "$standin_ran" ] || { echo "update /P /R: ran the WebView2 bootstrapper"; exit 1; }
+[ "$(cat "$data/update-marker")" = kept ] || { echo "update /P /R: the data folder was not kept"; exit 1; }
+[ "$(starts)" -gt "$starts_before" ] || { echo "update /P /R: the app was not started again"; exit 1; }
 rm -f "$data/update-marker"
 kill "$standin_server" 2>/dev/null || true
 rm -rf "$standin_dir"
@@ -118,7 +153,7 @@ sleep 2
 if "$WINE" reg query "$uninstall_key" >/dev/null 2>&1; then
   echo "uninstaller: the uninstall entry is left"; exit 1
 fi
-echo "installer: installs per user, Start-menu entry, uninstall entry, WebView2 bootstrapper when missing, update mode, uninstalls cleanly"
+echo "installer: installs per user, Start-menu entry, uninstall entry, WebView2 bootstrapper when missing, update mode (silent, and passive with the relaunch), uninstalls cleanly"
 
 # One wineserver for the whole run: each leasehold.exe would otherwise start its own and Wine's
 # services with it, about 3 s each instead of 0.2 s. The services are started here, with
