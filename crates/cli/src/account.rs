@@ -142,12 +142,12 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
             api_key_env,
             json,
         } => {
-            // The label is judged by `account::add`, as the app's is.
-            let account = match account::Provider::parse(provider) {
-                Ok(provider) => AccountRef {
-                    provider,
-                    label: label.clone(),
-                },
+            // `account::add` judges the label for the app and the CLI alike; asking its rule
+            // here too only keeps a refused label from leaving a new database behind.
+            let account = match account::Provider::parse(provider)
+                .and_then(|p| Ok((p, account::check_label(label)?)))
+            {
+                Ok((provider, label)) => AccountRef { provider, label },
                 Err(err) => return output::fail(&err),
             };
             let key = match account::key_from_env(api_key_env) {
