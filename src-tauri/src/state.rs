@@ -6,9 +6,10 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use leasehold_core::connect::LiveTargets;
 use leasehold_core::monitor::live::StreamLanguages;
-use leasehold_core::ssh::{ConnectOptions, SshTarget};
+use leasehold_core::ssh::SshTarget;
 use leasehold_core::store::{OpenFailure, Store, StoreError};
 use leasehold_core::update::RunningWork;
+use leasehold_core::usecase::Context;
 use leasehold_core::verify::RunningChecks;
 use leasehold_core::{ApiError, Clock, SystemClock};
 
@@ -66,6 +67,18 @@ impl AppState {
             .map_err(|err| ApiError::from(StoreError::from(err)))
     }
 
+    /// The handles a use case borrows (`leasehold_core::usecase`): a command is one call with it.
+    pub fn context(&self) -> Context<'_> {
+        Context {
+            store: &self.store,
+            live: &self.live,
+            checks: &self.checks,
+            languages: &self.monitor_languages,
+            running_work: &self.running_work,
+            clock: self.clock.as_ref(),
+        }
+    }
+
     /// "Now" for a command: read once from the clock and handed to core, which never reads it.
     pub fn now(&self) -> DateTime<Utc> {
         self.clock.now()
@@ -73,11 +86,7 @@ impl AppState {
 
     /// The open connection of `instance`, dialling its saved target when there is none.
     pub async fn live_target(&self, instance: &str) -> Result<Arc<SshTarget>, ApiError> {
-        let mut conn = self.conn().await?;
-        Ok(self
-            .live
-            .get_or_connect(&mut conn, instance, ConnectOptions::default())
-            .await?)
+        Ok(self.context().live_target(instance).await?)
     }
 }
 

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use chrono::NaiveDate;
 use leasehold_core::account::{
-    self, reconcile, sync, AccountError, AccountRef, Backoff, Endpoints, PowerVerb,
+    self, reconcile, AccountError, AccountRef, Backoff, Endpoints, PowerVerb,
 };
 use leasehold_core::stop::{self, StopWait};
 use leasehold_core::store::Store;
+use leasehold_core::usecase::{self, account::SyncOutcome, Handles};
 use leasehold_core::Clock;
 use serde_json::json;
 
@@ -141,6 +142,8 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
             api_key_env,
             json,
         } => {
+            // `account::add` judges the label for the app and the CLI alike; asking its rule
+            // here too only keeps a refused label from leaving a new database behind.
             let account = match account::Provider::parse(provider)
                 .and_then(|p| Ok((p, account::check_label(label)?)))
             {
@@ -151,21 +154,13 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 Ok(key) => key,
                 Err(err) => return output::fail(&err),
             };
-            let endpoints = match endpoints() {
-                Ok(endpoints) => endpoints,
-                Err(code) => return code,
-            };
+            if let Err(code) = endpoints() {
+                return code;
+            }
             with_store(db, |store| async move {
-                match account::add(
-                    &store,
-                    &account,
-                    &key,
-                    Some(api_key_env),
-                    &endpoints,
-                    CLOCK.now(),
-                )
-                .await
-                {
+                let handles = Handles::default();
+                let context = handles.context(&store, &CLOCK);
+                match usecase::account::add(&context, &account, &key, Some(api_key_env)).await {
                     Ok(report) if *json => output::print_json(&report),
                     Ok(report) => {
                         say!(
@@ -240,12 +235,11 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 Ok(only) => only,
                 Err(err) => return output::fail(&err),
             };
-            let endpoints = match endpoints() {
-                Ok(endpoints) => endpoints,
-                Err(code) => return code,
-            };
+            if let Err(code) = endpoints() {
+                return code;
+            }
             with_store(db, |store| async move {
-                run_sync(&store, only.as_ref(), &endpoints, *json).await
+                run_sync(&store, only.as_ref(), *json).await
             })
         }
         AccountCommand::Accept { name, json } => with_store(db, |store| async move {
@@ -378,21 +372,13 @@ pub fn run(db: &Path, command: &AccountCommand) -> ExitCode {
                 Ok(range) => range,
                 Err(err) => return output::fail(&err),
             };
-            let endpoints = match endpoints() {
-                Ok(endpoints) => endpoints,
-                Err(code) => return code,
-            };
+            if let Err(code) = endpoints() {
+                return code;
+            }
             with_store(db, |store| async move {
-                match reconcile::reconcile(
-                    &store,
-                    name.as_deref(),
-                    from,
-                    to,
-                    &endpoints,
-                    Backoff::default(),
-                    CLOCK.now(),
-                )
-                .await
+                let handles = Handles::default();
+                let context = handles.context(&store, &CLOCK);
+                match usecase::account::reconcile_between(&context, name.as_deref(), from, to).await
                 {
                     Ok(rows) if *json => output::print_json(&json!({ "rows": rows })),
                     Ok(rows) => {
@@ -426,17 +412,15 @@ fn verb_words(verb: PowerVerb) -> &'static str {
     }
 }
 
-async fn run_sync(
-    store: &Store,
-    only: Option<&AccountRef>,
-    endpoints: &Endpoints,
-    json: bool,
-) -> ExitCode {
-    let results =
-        match sync::sync_all(store, only, endpoints, Backoff::default(), CLOCK.now()).await {
-            Ok(results) => results,
-            Err(err) => return output::fail(&err),
-        };
+/// The accounts synced, in order; one that failed is said on stderr and listed with its error,
+/// and the exit is 1. Asked for one account, its failure is the answer (`usecase::account::sync`).
+async fn run_sync(store: &Store, only: Option<&AccountRef>, json: bool) -> ExitCode {
+    let handles = Handles::default();
+    let context = handles.context(store, &CLOCK);
+    let results = match usecase::account::sync(&context, only).await {
+        Ok(SyncOutcome(results)) => results,
+        Err(err) => return output::fail(&err),
+    };
     let mut failed = false;
     let mut accounts = Vec::new();
     for result in results {

@@ -9,11 +9,12 @@ use leasehold_core::backup::ScanOptions;
 use leasehold_core::release::{self, CheckOutcome, CheckStatus, FinalBill, ReleaseRequest};
 use leasehold_core::ssh::{ConnectRequest, Secret};
 use leasehold_core::store::Store;
+use leasehold_core::usecase::{self, backup::Reach, Handles};
 use leasehold_core::Clock;
 
 use crate::ledger::{time_or_now, CLOCK};
 use crate::output;
-use crate::ssh::{connect, fail_ssh, runtime, SshArgs};
+use crate::ssh::{fail_ssh, runtime, SshArgs};
 
 #[derive(clap::Args)]
 pub struct ReleaseCheckArgs {
@@ -108,25 +109,26 @@ fn print_checks(outcome: &CheckOutcome) {
 }
 
 /// `leasehold release-check NAME --ssh "…" [--root PATH]… [--json]`
+/// (`usecase::backup::release_check`): an instance `--ssh` cannot reach still gets its checklist,
+/// what only a look could tell blocked, as in the app.
 pub fn check(db: &Path, args: &ReleaseCheckArgs) -> ExitCode {
     runtime().block_on(async {
         let store = match open_existing(db).await {
             Ok(store) => store,
             Err(code) => return code,
         };
-        // An unknown name is bad input before any connection is made.
-        if let Err(err) = release::latest_check(&store, &args.name).await {
-            return output::fail(&err);
-        }
-        let target = match connect(&args.ssh).await {
-            Ok(target) => target,
+        let request = match args.ssh.request() {
+            Ok(request) => request,
             Err(code) => return code,
         };
         let options = ScanOptions {
             roots: args.roots.clone(),
             path_prefix: args.path_prefix.clone(),
         };
-        match release::check(&store, &target, &args.name, &options, CLOCK.now()).await {
+        let handles = Handles::default();
+        let context = handles.context(&store, &CLOCK);
+        let reach = Reach::Dial(&request);
+        match usecase::backup::release_check(&context, &args.name, &options, reach).await {
             Ok(outcome) if args.json => output::print_json(&serde_json::json!({
                 "blocked": outcome.blocked,
                 "checks": outcome.checks,

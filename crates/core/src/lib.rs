@@ -34,6 +34,7 @@ pub mod store;
 pub mod target;
 pub mod team;
 pub mod update;
+pub mod usecase;
 pub mod verify;
 pub mod watchdog;
 pub mod webhook;

@@ -5,12 +5,12 @@ use leasehold_core::account::held::AcceptReport;
 use leasehold_core::account::reconcile::ReconcileRow;
 use leasehold_core::account::sync::AccountSyncReport;
 use leasehold_core::account::{
-    self, AccountRef, AccountRemoved, AccountSummary, AddReport, Backoff, Endpoints, InstanceLink,
-    PowerVerb,
+    self, AccountRef, AccountRemoved, AccountSummary, AddReport, InstanceLink, PowerVerb,
 };
 use leasehold_core::billing::BillingRules;
 use leasehold_core::ssh::Secret;
-use leasehold_core::stop::{self, PowerReport, StopWait};
+use leasehold_core::stop::PowerReport;
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tracing::instrument;
 
@@ -32,19 +32,7 @@ pub async fn account_add(
     account: AccountRef,
     api_key: Secret,
 ) -> Result<AddReport, ApiError> {
-    let account = AccountRef {
-        label: account::check_label(&account.label)?,
-        ..account
-    };
-    Ok(account::add(
-        &state.store,
-        &account,
-        &api_key,
-        None,
-        &Endpoints::checked_from_env()?,
-        state.now(),
-    )
-    .await?)
+    Ok(usecase::account::add(&state.context(), &account, &api_key, None).await?)
 }
 
 #[tauri::command]
@@ -73,26 +61,9 @@ pub async fn account_sync(
     state: tauri::State<'_, AppState>,
     account: Option<AccountRef>,
 ) -> Result<Vec<AccountSyncReport>, ApiError> {
-    let results = account::sync::sync_all(
-        &state.store,
-        account.as_ref(),
-        &Endpoints::checked_from_env()?,
-        Backoff::default(),
-        state.now(),
-    )
-    .await?;
-    let mut reports = Vec::new();
-    for result in results {
-        match result {
-            Ok(report) => reports.push(report),
-            // One account only: its error is the answer.
-            Err((_, err)) if account.is_some() => return Err(err.into()),
-            Err((account, err)) => {
-                tracing::warn!(provider = account.provider.as_str(), %err, "sync failed");
-            }
-        }
-    }
-    Ok(reports)
+    Ok(usecase::account::sync(&state.context(), account.as_ref())
+        .await?
+        .synced())
 }
 
 /// Which account and provider instance `instance` is linked to, if any.
@@ -113,20 +84,7 @@ pub async fn account_power(
     instance: String,
     verb: PowerVerb,
 ) -> Result<PowerReport, ApiError> {
-    let report = stop::power(
-        &state.store,
-        &instance,
-        verb,
-        &Endpoints::checked_from_env()?,
-        Backoff::default(),
-        StopWait::default(),
-        state.clock.as_ref(),
-    )
-    .await?;
-    if verb != PowerVerb::On {
-        state.live.disconnect(&instance).await;
-    }
-    Ok(report)
+    Ok(usecase::stop::power(&state.context(), &instance, verb).await?)
 }
 
 /// The imported instance was named or kept: its card goes away.
@@ -147,17 +105,7 @@ pub async fn account_reconcile(
     instance: String,
     days: u32,
 ) -> Result<Vec<ReconcileRow>, ApiError> {
-    let (from, to) = account::reconcile::last_days(state.now().date_naive(), days);
-    Ok(account::reconcile::reconcile(
-        &state.store,
-        Some(&instance),
-        from,
-        to,
-        &Endpoints::checked_from_env()?,
-        Backoff::default(),
-        state.now(),
-    )
-    .await?)
+    Ok(usecase::account::reconcile_last_days(&state.context(), &instance, days).await?)
 }
 
 /// Apply the rule reconcile suggested, from now on.

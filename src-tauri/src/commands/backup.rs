@@ -4,25 +4,15 @@
 
 use std::path::PathBuf;
 
-use leasehold_core::backup::{
-    self, AtRiskReport, BackupProgress, BackupRecord, RunRequest, ScanOptions,
-};
+use leasehold_core::backup::{self, AtRiskReport, BackupProgress, BackupRecord, ScanOptions};
 use leasehold_core::release::{self, BackupStatus, CheckOutcome, FinalBill, ReleaseRequest};
 use leasehold_core::update::Activity;
+use leasehold_core::usecase::{self, backup::BackupChoice, backup::Reach};
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tracing::instrument;
 
 use crate::state::AppState;
-
-/// Backups share the app's stoppable runs, under their own key per instance.
-fn run_key(instance: &str) -> String {
-    format!("backup:{instance}")
-}
-
-fn cancelled() -> ApiError {
-    backup::BackupError::Cancelled.into()
-}
 
 /// What on `instance` would be lost (default roots when `roots` is empty).
 #[tauri::command]
@@ -32,19 +22,7 @@ pub async fn backup_scan(
     instance: String,
     roots: Vec<String>,
 ) -> Result<AtRiskReport, ApiError> {
-    let target = state.live_target(&instance).await?;
-    let options = ScanOptions {
-        roots,
-        path_prefix: None,
-    };
-    Ok(backup::scan_recorded(
-        &state.store,
-        target.as_ref(),
-        Some(&instance),
-        &options,
-        state.now(),
-    )
-    .await?)
+    Ok(usecase::backup::scan(&state.context(), &instance, roots).await?)
 }
 
 /// Copy `paths` from `instance` into `local_dir`, reporting progress; recorded when done.
@@ -58,50 +36,22 @@ pub async fn backup_run(
     export_environment: bool,
     on_progress: Channel<BackupProgress>,
 ) -> Result<Vec<BackupRecord>, ApiError> {
-    let target = state.live_target(&instance).await?;
-    // An update waits until the backup ends (`update::gate`).
-    let _running = state.running_work.begin(Activity::Backup);
-    let local_dir = PathBuf::from(local_dir);
+    let choice = BackupChoice {
+        paths,
+        local_dir: PathBuf::from(local_dir),
+        export_environment,
+    };
     let send = move |progress: &BackupProgress| {
         let _ = on_progress.send(progress.clone());
     };
-    let work = async {
-        let mut records = Vec::new();
-        if !paths.is_empty() {
-            let request = RunRequest {
-                remote_paths: paths,
-                local_dir: local_dir.clone(),
-                instance: Some(instance.clone()),
-            };
-            records.push(
-                backup::run(&state.store, &target, &request, &send, state.clock.as_ref()).await?,
-            );
-        }
-        if export_environment {
-            records.push(
-                backup::export_environment(
-                    &state.store,
-                    &target,
-                    Some(&instance),
-                    &local_dir,
-                    state.clock.as_ref(),
-                )
-                .await?,
-            );
-        }
-        Ok::<_, backup::BackupError>(records)
-    };
-    match Box::pin(state.checks.run(&run_key(&instance), work)).await {
-        Some(result) => Ok(result?),
-        None => Err(cancelled()),
-    }
+    Ok(usecase::backup::run(&state.context(), &instance, choice, &send).await?)
 }
 
 /// Stop the backup running for `instance` (what was copied stays; running it again resumes).
 #[tauri::command]
 #[instrument(skip(state))]
 pub fn backup_cancel(state: tauri::State<'_, AppState>, instance: String) {
-    state.checks.cancel(&run_key(&instance));
+    usecase::backup::cancel(&state.context(), &instance);
 }
 
 /// `git push` in repository `repo` on `instance`; the record keeps its output.
@@ -169,28 +119,8 @@ pub async fn release_check(
     state: tauri::State<'_, AppState>,
     instance: String,
 ) -> Result<CheckOutcome, ApiError> {
-    // An instance that cannot be reached (never connected, powered off, gone) still gets its
-    // checklist: what only a look could tell is blocked until overridden with a reason.
-    let target = match state.live_target(&instance).await {
-        Ok(target) => target,
-        Err(unreached) => {
-            return Ok(release::check_unreached(
-                &state.store,
-                &instance,
-                &unreached.message,
-                state.now(),
-            )
-            .await?)
-        }
-    };
-    Ok(release::check(
-        &state.store,
-        target.as_ref(),
-        &instance,
-        &ScanOptions::default(),
-        state.now(),
-    )
-    .await?)
+    let options = ScanOptions::default();
+    Ok(usecase::backup::release_check(&state.context(), &instance, &options, Reach::Live).await?)
 }
 
 /// Record the release of `instance` when nothing blocked is left un-overridden and `confirm`

@@ -11,7 +11,7 @@ use leasehold_core::install::status::RecipeStatuses;
 use leasehold_core::install::{self, JobLog, RecipeInfo};
 use leasehold_core::job::record::{self, JobRecord};
 use leasehold_core::job::{CancelReport, JobStatus};
-use leasehold_core::update::Activity;
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tracing::instrument;
@@ -32,16 +32,7 @@ pub async fn install_start(
     recipe: String,
     options: BTreeMap<String, String>,
 ) -> Result<JobStatus, ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(install::start_on_instance(
-        &state.store,
-        &target,
-        &instance,
-        &recipe,
-        options,
-        state.now(),
-    )
-    .await?)
+    Ok(usecase::install::start(&state.context(), &instance, &recipe, options).await?)
 }
 
 /// The jobs of `instance`, oldest first.
@@ -64,21 +55,10 @@ pub async fn job_attach(
     from: u64,
     on_log: Channel<JobLog>,
 ) -> Result<JobStatus, ApiError> {
-    let target = state.live_target(&instance).await?;
-    // An update waits while a recipe is followed (`update::gate`).
-    let _running = state.running_work.begin(Activity::InstallFollow);
     let mut send = |log: JobLog| {
         let _ = on_log.send(log);
     };
-    Ok(install::follow_recorded(
-        &state.store,
-        target.as_ref(),
-        &id,
-        from,
-        &mut send,
-        state.clock.as_ref(),
-    )
-    .await?)
+    Ok(usecase::install::follow(&state.context(), &instance, &id, from, &mut send).await?)
 }
 
 /// Stop job `id`'s whole process group.

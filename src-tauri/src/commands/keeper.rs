@@ -1,15 +1,14 @@
 //! The keeper's commands: power-on hunts, the clean-up deadline kept alive, the two-stage
 //! policy, Vast.ai bids and price increases. Each one call into `leasehold_core::keeper`.
 
-use std::time::Duration;
-
 use leasehold_core::account::vast_bid::PriceIncrease;
 use leasehold_core::account::{vast_bid::BidState, Backoff, Endpoints};
 use leasehold_core::keeper::{
-    self, vast::BidReport, vast::IncreaseReport, HuntDeps, HuntLimits, HuntReport, KeepAliveQuote,
-    KeepAliveReport, Kept, Policy, PolicyChange, Stage, TokioSleeper,
+    self, vast::BidReport, vast::IncreaseReport, HuntDeps, HuntReport, KeepAliveQuote,
+    KeepAliveReport, Kept, Policy, PolicyChange, TokioSleeper,
 };
 use leasehold_core::stop::StopWait;
+use leasehold_core::usecase::{self, keeper::PolicyForm};
 use leasehold_core::ApiError;
 use rust_decimal::Decimal;
 use tracing::instrument;
@@ -33,21 +32,12 @@ pub async fn keeper_hunt_start(
     for_minutes: Option<u64>,
     max_spend: Option<Decimal>,
 ) -> Result<HuntReport, ApiError> {
-    let mut limits = HuntLimits::default();
-    if let Some(minutes) = for_minutes {
-        limits.for_at_most = Duration::from_secs(minutes.saturating_mul(60));
-    }
-    limits.max_spend = max_spend;
-    let endpoints = Endpoints::checked_from_env()?;
-    let row = keeper::start(&state.store, &instance, limits, state.clock.now()).await?;
-    // One loop per instance: starting a hunt that runs already only answers where it stands.
-    state.hunts.spawn(
-        state.store.clone(),
-        state.clock.clone(),
-        endpoints,
-        instance.clone(),
-    );
-    Ok(HuntReport::from_row(&instance, &row))
+    let run_loop = |endpoints| {
+        let (store, clock) = (state.store.clone(), state.clock.clone());
+        state.hunts.spawn(store, clock, endpoints, instance.clone());
+    };
+    let context = state.context();
+    Ok(usecase::keeper::start_hunt(&context, &instance, for_minutes, max_spend, run_loop).await?)
 }
 
 #[tauri::command]
@@ -71,18 +61,13 @@ pub async fn keeper_set_policy(
     auto_release: bool,
     off: bool,
 ) -> Result<Policy, ApiError> {
-    let change = PolicyChange {
-        stop_after_idle: Stage::from_form(
-            stop_after_idle_minutes.map(|m| Duration::from_secs(m.saturating_mul(60))),
-        ),
-        release_after_stopped: Stage::from_form(
-            release_after_stopped_days.map(|d| Duration::from_secs(d.saturating_mul(86_400))),
-        ),
-        auto_release: Some(auto_release),
-        off: Some(off),
-        bid_cap: None,
+    let form = PolicyForm {
+        stop_after_idle_minutes,
+        release_after_stopped_days,
+        auto_release,
+        off,
     };
-    Ok(keeper::set_policy(&state.store, instance.as_deref(), change, state.clock.now()).await?)
+    Ok(usecase::keeper::set_policy(&state.context(), instance.as_deref(), form).await?)
 }
 
 /// The highest bid `keeper_bid` may place on this Vast.ai rental; the rest of its policy stays.

@@ -2,12 +2,11 @@
 //! the instance's live connection and sends every event through a channel until `monitor_stop`
 //! (the page closed); the background sampler feeds the minute history once a minute.
 
-use std::time::Duration;
-
 use leasehold_core::diagnose::Lang;
 use leasehold_core::monitor::history::{self, BusyHours, GpuMinute};
 use leasehold_core::monitor::live::{self, monitor_key};
-use leasehold_core::monitor::{background, MonitorEvent, SamplerOptions};
+use leasehold_core::monitor::{background, MonitorEvent};
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tracing::instrument;
@@ -24,19 +23,10 @@ pub async fn monitor_start(
     lang: Lang,
     on_event: Channel<MonitorEvent>,
 ) -> Result<(), ApiError> {
-    let interval = Duration::from_millis(u64::from(interval_ms.unwrap_or(1000)));
-    let options = SamplerOptions::new(interval)?;
-    let context = live::Context {
-        store: &state.store,
-        live: &state.live,
-        running: &state.checks,
-        languages: &state.monitor_languages,
-        clock: state.clock.as_ref(),
-    };
     let sink = move |event: MonitorEvent| {
         let _ = on_event.send(event);
     };
-    Ok(live::stream_instance(&context, &instance, &options, lang, &sink).await?)
+    Ok(usecase::monitor::stream(&state.context(), &instance, interval_ms, lang, &sink).await?)
 }
 
 /// Stop `instance`'s stream (no-op when none runs).

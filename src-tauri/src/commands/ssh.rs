@@ -7,6 +7,7 @@ use leasehold_core::connect::{
     TerminalOutput, TestReport,
 };
 use leasehold_core::ssh::{ConnectOptions, ForwardInfo, GeneratedKey, StepEvent, StepObserver};
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tauri::ipc::{Channel, InvokeResponseBody};
 use tracing::instrument;
@@ -89,18 +90,8 @@ pub async fn terminal_open(
     rows: u32,
     on_output: Channel<InvokeResponseBody>,
 ) -> Result<u64, ApiError> {
-    let target = state.live_target(&instance).await?;
-    let sink = move |output: TerminalOutput| {
-        let body = match output {
-            TerminalOutput::Data(bytes) => InvokeResponseBody::Raw(bytes),
-            TerminalOutput::Exited(exit) => match serde_json::to_string(&exit) {
-                Ok(json) => InvokeResponseBody::Json(json),
-                Err(_) => return,
-            },
-        };
-        let _ = on_output.send(body);
-    };
-    Ok(state.live.terminals.open(&target, cols, rows, sink).await?)
+    let sink = raw_or_json(on_output);
+    Ok(usecase::install::open_terminal(&state.context(), &instance, cols, rows, sink).await?)
 }
 
 #[tauri::command]
@@ -160,4 +151,18 @@ pub async fn forward_close(
 ) -> Result<(), ApiError> {
     let target = state.live_target(&instance).await?;
     Ok(target.close_forward(id)?)
+}
+
+/// The terminal's output as the page reads it: raw bytes, then the exit as JSON.
+fn raw_or_json(channel: Channel<InvokeResponseBody>) -> impl Fn(TerminalOutput) + Send + 'static {
+    move |output: TerminalOutput| {
+        let body = match output {
+            TerminalOutput::Data(bytes) => InvokeResponseBody::Raw(bytes),
+            TerminalOutput::Exited(exit) => match serde_json::to_string(&exit) {
+                Ok(json) => InvokeResponseBody::Json(json),
+                Err(_) => return,
+            },
+        };
+        let _ = channel.send(body);
+    }
 }

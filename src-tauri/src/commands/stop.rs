@@ -2,11 +2,8 @@
 
 use leasehold_core::account::Provider;
 use leasehold_core::ssh::Secret;
-use leasehold_core::stop::{
-    self, ApiEndpoints, HandCheck, HandStop, SshStop, StopBy, StopPlan, StopReport, StopVia,
-    StopWait,
-};
-use leasehold_core::update::Activity;
+use leasehold_core::stop::{self, HandCheck, HandStop, StopPlan, StopReport, StopVia};
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tracing::instrument;
 
@@ -42,36 +39,8 @@ pub async fn stop_now(
     command: Option<String>,
     provider_id: Option<String>,
 ) -> Result<StopReport, ApiError> {
-    // An update waits until the stop is confirmed or refused (`update::gate`).
-    let _running = state.running_work.begin(Activity::Stop);
-    let target = match via {
-        StopVia::Ssh => Some(state.live_target(&instance).await?),
-        StopVia::Api => None,
-    };
-    let by = match &target {
-        Some(target) => StopBy::Ssh(SshStop {
-            link: Some(target.as_ref()),
-            command: command.as_deref(),
-            ..SshStop::default()
-        }),
-        None => StopBy::Api {
-            provider_id: provider_id.as_deref(),
-            key: None,
-        },
-    };
-    // The window has no "cancel" for a stop: it runs until confirmed or refused.
-    let report = stop::now(
-        &state.store,
-        &instance,
-        by,
-        &ApiEndpoints::from_env(),
-        StopWait::default(),
-        state.clock.as_ref(),
-        std::future::pending(),
-    )
-    .await?;
-    state.live.disconnect(&instance).await;
-    Ok(report)
+    let (command, provider_id) = (command.as_deref(), provider_id.as_deref());
+    Ok(usecase::stop::stop_now(&state.context(), &instance, via, command, provider_id).await?)
 }
 
 /// "Already stopped at the provider — record it": record `stopped` on the user's word, then
@@ -84,14 +53,7 @@ pub async fn stop_record_by_hand(
     board: tauri::State<'_, ReminderBoard>,
     instance: String,
 ) -> Result<HandStop, ApiError> {
-    state.live.disconnect(&instance).await;
-    let stopped = stop::record_by_hand_and_look(
-        &state.store,
-        &instance,
-        &ApiEndpoints::from_env(),
-        state.clock.as_ref(),
-    )
-    .await?;
+    let stopped = usecase::stop::record_by_hand(&state.context(), &instance).await?;
     board.wake();
     Ok(stopped)
 }
@@ -104,13 +66,7 @@ pub async fn stop_check_again(
     board: tauri::State<'_, ReminderBoard>,
     instance: String,
 ) -> Result<Option<HandCheck>, ApiError> {
-    let check = stop::check_again(
-        &state.store,
-        &instance,
-        &ApiEndpoints::from_env(),
-        state.clock.as_ref(),
-    )
-    .await?;
+    let check = usecase::stop::check_again(&state.context(), &instance).await?;
     board.wake();
     Ok(check)
 }

@@ -2,8 +2,9 @@
 //! waits for running work, downloads and checks the signature; the plugin only installs.
 
 use leasehold_core::update::{
-    self, BuildInfo, Endpoints, UpdateError, UpdateOffer, UpdateProgress,
+    self, BuildInfo, Endpoints, Fetched, UpdateError, UpdateOffer, UpdateProgress,
 };
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tauri_plugin_updater::UpdaterExt;
@@ -24,18 +25,7 @@ pub async fn update_pending(
     updates: tauri::State<'_, Updates>,
     language: String,
 ) -> Result<Option<UpdateOffer>, ApiError> {
-    let Some(fetched) = updates.last() else {
-        return Ok(None);
-    };
-    let running = state.running_work.running();
-    Ok(update::offer(
-        &mut *state.conn().await?,
-        &fetched,
-        &language,
-        &running,
-        true,
-    )
-    .await?)
+    Ok(usecase::update::pending(&state.context(), updates.last(), &language).await?)
 }
 
 /// "Check now": asks the servers at once; a skipped version is offered again.
@@ -46,17 +36,8 @@ pub async fn update_check_now(
     updates: tauri::State<'_, Updates>,
     language: String,
 ) -> Result<Option<UpdateOffer>, ApiError> {
-    let fetched = update::fetch_latest(&Endpoints::from_env()?).await?;
-    updates.remember(fetched.clone());
-    let running = state.running_work.running();
-    Ok(update::offer(
-        &mut *state.conn().await?,
-        &fetched,
-        &language,
-        &running,
-        false,
-    )
-    .await?)
+    let remember = |fetched: &Fetched| updates.remember(fetched.clone());
+    Ok(usecase::update::check_now(&state.context(), &language, remember).await?)
 }
 
 #[tauri::command]
@@ -78,27 +59,11 @@ pub async fn update_install(
     updates: tauri::State<'_, Updates>,
     progress: Channel<UpdateProgress>,
 ) -> Result<(), ApiError> {
-    let fetched = updates.last().ok_or(UpdateError::NothingToInstall)?;
-    state
-        .running_work
-        .until_ready(|activities| {
-            let _ = progress.send(UpdateProgress::Waiting {
-                for_activities: activities.to_vec(),
-            });
-        })
-        .await;
-    let mut told = None;
-    let bytes = update::download_for_this_computer(&fetched.release, |done, total| {
-        let step = update::progress_step(done, total);
-        if told != Some(step) {
-            told = Some(step);
-            let _ = progress.send(UpdateProgress::Downloading { done, total });
-        }
-    })
-    .await?;
-    let _ = progress.send(UpdateProgress::Installing);
-    install(&app, &fetched.json, &bytes)?;
-    tracing::info!(version = %fetched.release.version, "update installed, restarting");
+    let send = |step: UpdateProgress| {
+        let _ = progress.send(step);
+    };
+    let installer = |fetched: &Fetched, bytes: &[u8]| install(&app, &fetched.json, bytes);
+    usecase::update::install(&state.context(), updates.last(), send, installer).await?;
     app.restart()
 }
 

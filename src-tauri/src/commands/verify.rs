@@ -4,9 +4,10 @@
 
 use leasehold_core::diagnose::diff::RunDiff;
 use leasehold_core::diagnose::Lang;
-use leasehold_core::probe::{BatteryOptions, ProbeEvent};
+use leasehold_core::probe::ProbeEvent;
+use leasehold_core::usecase;
 use leasehold_core::verify::history::{self, RecordedRun, RunSummary};
-use leasehold_core::verify::{self, VerifyOutcome};
+use leasehold_core::verify::VerifyOutcome;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
 use tracing::instrument;
@@ -27,23 +28,10 @@ pub async fn verify_run(
     lang: Lang,
     on_progress: Channel<ProbeEvent>,
 ) -> Result<VerifyOutcome, ApiError> {
-    let mut options = BatteryOptions::default();
-    options.stress = stress;
     let sink = move |event: ProbeEvent| {
         let _ = on_progress.send(event);
     };
-    let (store, live, checks) = (&state.store, &state.live, &state.checks);
-    let run = verify::run_on_instance(
-        store,
-        live,
-        checks,
-        &instance,
-        options,
-        lang,
-        &sink,
-        state.now(),
-    );
-    Ok(run.await?)
+    Ok(usecase::verify::run(&state.context(), &instance, stress, lang, &sink).await?)
 }
 
 /// Stop the checks running on `instance` (no-op when none run).

@@ -342,6 +342,11 @@ pub async fn add(
     endpoints: &Endpoints,
     now: DateTime<Utc>,
 ) -> Result<AddReport, AccountError> {
+    // The one place a label is judged: the app's form and the CLI's flag both land here.
+    let account = &AccountRef {
+        label: check_label(&account.label)?,
+        ..account.clone()
+    };
     {
         let mut conn = store
             .pool()

@@ -168,11 +168,7 @@ async fn decode(store: &Store, row: jobs::JobRow) -> Result<JobRecord, JobError>
                 .acquire()
                 .await
                 .map_err(crate::store::StoreError::from)?;
-            sqlx::query_scalar::<_, String>("SELECT name FROM instances WHERE id = ?")
-                .bind(id)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(crate::store::StoreError::from)?
+            crate::store::ledger::instance_name(&mut conn, id).await?
         }
         None => None,
     };

@@ -6,13 +6,13 @@
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 use ts_rs::TS;
 
 use super::filter::{cheapest_first, same_gpu};
 use super::offer::Offer;
 use super::MarketError;
-use crate::store::Store;
+use crate::store::market::{self as market_rows, AlertRow};
+use crate::store::{Store, StoreError};
 use crate::webhook::WebhookMessage;
 
 /// The quietest an alert stays after it fired.
@@ -162,18 +162,17 @@ pub async fn add(
         }
         AlertRule::CheaperThanMine => ("cheaper_than_mine", None, None, None),
     };
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO market_alerts (gpu, kind, below, currency, region, created_at)
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(&gpu)
-    .bind(kind)
-    .bind(below)
-    .bind(currency)
-    .bind(region)
-    .bind(now)
-    .fetch_one(store.pool())
-    .await?;
+    let row = AlertRow {
+        id: 0,
+        gpu,
+        kind: kind.to_owned(),
+        below,
+        currency,
+        region,
+        created_at: now,
+        last_fired_at: None,
+    };
+    let id = market_rows::insert_alert(&mut *acquire(store).await?, &row).await?;
     list(store)
         .await?
         .into_iter()
@@ -182,55 +181,43 @@ pub async fn add(
 }
 
 pub async fn list(store: &Store) -> Result<Vec<Alert>, MarketError> {
-    let rows = sqlx::query(
-        "SELECT id, gpu, kind, below, currency, region, created_at, last_fired_at
-         FROM market_alerts ORDER BY id",
-    )
-    .fetch_all(store.pool())
-    .await?;
+    let rows = market_rows::alerts(&mut *acquire(store).await?).await?;
     let mut out = Vec::new();
     for row in rows {
-        let rule = match row.get::<String, _>("kind").as_str() {
+        let rule = match row.kind.as_str() {
             "below" => {
-                let Some(below) = row
-                    .get::<Option<String>, _>("below")
-                    .and_then(|b| b.parse().ok())
-                else {
+                let Some(below) = row.below.as_deref().and_then(|b| b.parse().ok()) else {
                     continue;
                 };
                 AlertRule::Below {
                     below,
-                    currency: row
-                        .get::<Option<String>, _>("currency")
-                        .unwrap_or_else(|| "USD".into()),
+                    currency: row.currency.unwrap_or_else(|| "USD".into()),
                 }
             }
-            "in_stock" => AlertRule::InStock {
-                region: row.get("region"),
-            },
+            "in_stock" => AlertRule::InStock { region: row.region },
             "cheaper_than_mine" => AlertRule::CheaperThanMine,
             _ => continue,
         };
         out.push(Alert {
-            id: row.get("id"),
-            gpu: row.get("gpu"),
+            id: row.id,
+            gpu: row.gpu,
             rule,
-            created_at: row.get("created_at"),
-            last_fired_at: row.get("last_fired_at"),
+            created_at: row.created_at,
+            last_fired_at: row.last_fired_at,
         });
     }
     Ok(out)
 }
 
 pub async fn remove(store: &Store, id: i64) -> Result<(), MarketError> {
-    let done = sqlx::query("DELETE FROM market_alerts WHERE id = ?")
-        .bind(id)
-        .execute(store.pool())
-        .await?;
-    if done.rows_affected() == 0 {
+    if !market_rows::delete_alert(&mut *acquire(store).await?, id).await? {
         return Err(MarketError::UnknownAlert(id));
     }
     Ok(())
+}
+
+async fn acquire(store: &Store) -> Result<sqlx::pool::PoolConnection<sqlx::Sqlite>, StoreError> {
+    Ok(store.pool().acquire().await?)
 }
 
 /// The alerts that hold for `offers` (and, for "cheaper than mine", the rentals `paying` now)
@@ -327,12 +314,9 @@ pub async fn take_due(store: &Store, now: DateTime<Utc>) -> Result<Vec<AlertHit>
     let offers = super::snapshot::all_offers(store).await?;
     let paying = paying_now(store, now).await?;
     let due = hits(&list(store).await?, &offers, &paying, now);
+    let mut conn = acquire(store).await?;
     for hit in &due {
-        sqlx::query("UPDATE market_alerts SET last_fired_at = ? WHERE id = ?")
-            .bind(now)
-            .bind(hit.alert.id)
-            .execute(store.pool())
-            .await?;
+        market_rows::mark_fired(&mut conn, hit.alert.id, now).await?;
     }
     Ok(due)
 }

@@ -8,7 +8,6 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
 use ts_rs::TS;
 
 use super::offer::{Offer, PriceSource, Stock};
@@ -18,7 +17,12 @@ use crate::account::http::{refusal, Api};
 use crate::account::{key_of, AccountError, AccountRef, Backoff, Endpoints, Provider};
 use crate::billing::ledger;
 use crate::ssh::Secret;
-use crate::store::Store;
+use crate::store::market as market_rows;
+use crate::store::{Store, StoreError};
+
+async fn acquire(store: &Store) -> Result<sqlx::pool::PoolConnection<sqlx::Sqlite>, StoreError> {
+    Ok(store.pool().acquire().await?)
+}
 
 /// How often the app refreshes while it runs.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(15 * 60);
@@ -67,27 +71,21 @@ pub struct RefreshReport {
 
 /// Every provider's snapshot (providers never refreshed are absent).
 pub async fn load(store: &Store) -> Result<Vec<Snapshot>, MarketError> {
-    let rows = sqlx::query(
-        "SELECT provider, offers, fetched_at, last_error, failed_at, next_refresh_after
-         FROM market_snapshots ORDER BY provider",
-    )
-    .fetch_all(store.pool())
-    .await?;
+    let rows = market_rows::snapshots(&mut *acquire(store).await?).await?;
     let mut out = Vec::new();
     for row in rows {
-        let Ok(provider) = Provider::parse(row.get::<String, _>("provider").as_str()) else {
+        let Ok(provider) = Provider::parse(&row.provider) else {
             continue;
         };
         // A row this version cannot read counts as no offers, never as a failure.
-        let offers: Vec<Offer> =
-            serde_json::from_str(row.get::<String, _>("offers").as_str()).unwrap_or_default();
+        let offers: Vec<Offer> = serde_json::from_str(&row.offers).unwrap_or_default();
         out.push(Snapshot {
             provider,
             offers,
-            fetched_at: row.get("fetched_at"),
-            last_error: row.get("last_error"),
-            failed_at: row.get("failed_at"),
-            next_refresh_after: row.get("next_refresh_after"),
+            fetched_at: row.fetched_at,
+            last_error: row.last_error,
+            failed_at: row.failed_at,
+            next_refresh_after: row.next_refresh_after,
         });
     }
     Ok(out)
@@ -110,19 +108,8 @@ async fn save_good(
 ) -> Result<(), MarketError> {
     let json =
         serde_json::to_string(offers).map_err(|err| MarketError::InvalidInput(err.to_string()))?;
-    sqlx::query(
-        "INSERT INTO market_snapshots (provider, offers, fetched_at, failures)
-         VALUES (?, ?, ?, 0)
-         ON CONFLICT (provider) DO UPDATE SET offers = excluded.offers,
-             fetched_at = excluded.fetched_at, last_error = NULL, failed_at = NULL,
-             failures = 0, next_refresh_after = NULL",
-    )
-    .bind(provider.as_str())
-    .bind(json)
-    .bind(now)
-    .execute(store.pool())
-    .await?;
-    Ok(())
+    let mut conn = acquire(store).await?;
+    Ok(market_rows::save_offers(&mut conn, provider.as_str(), json, now).await?)
 }
 
 /// Keep the offers; record the failure and the next time a request may go.
@@ -133,27 +120,10 @@ async fn save_failure(
     rate_limited: bool,
     now: DateTime<Utc>,
 ) -> Result<(), MarketError> {
-    let failures: i64 =
-        sqlx::query_scalar("SELECT failures FROM market_snapshots WHERE provider = ?")
-            .bind(provider.as_str())
-            .fetch_optional(store.pool())
-            .await?
-            .unwrap_or(0);
+    let mut conn = acquire(store).await?;
+    let failures = market_rows::failures(&mut conn, provider.as_str()).await?;
     let wait = next_wait(failures + 1, rate_limited);
-    sqlx::query(
-        "INSERT INTO market_snapshots (provider, last_error, failed_at, failures, next_refresh_after)
-         VALUES (?, ?, ?, 1, ?)
-         ON CONFLICT (provider) DO UPDATE SET last_error = excluded.last_error,
-             failed_at = excluded.failed_at, failures = market_snapshots.failures + 1,
-             next_refresh_after = excluded.next_refresh_after",
-    )
-    .bind(provider.as_str())
-    .bind(error)
-    .bind(now)
-    .bind(now + wait)
-    .execute(store.pool())
-    .await?;
-    Ok(())
+    Ok(market_rows::save_failure(&mut conn, provider.as_str(), error, now, now + wait).await?)
 }
 
 /// The wait before the next request after `failures` failed ones in a row: a 429 waits a minute,

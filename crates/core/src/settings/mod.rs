@@ -119,11 +119,7 @@ pub async fn save_draft(
 #[tracing::instrument(skip(conn), err)]
 pub async fn clear_draft(conn: &mut SqliteConnection, wizard: &str) -> Result<(), SettingsError> {
     let key = draft_key(wizard)?;
-    sqlx::query("DELETE FROM settings WHERE key = ?")
-        .bind(key)
-        .execute(conn)
-        .await?;
-    Ok(())
+    Ok(crate::store::settings::delete(conn, &key).await?)
 }
 
 fn draft_key(wizard: &str) -> Result<String, SettingsError> {
@@ -158,10 +154,7 @@ async fn read<T: DeserializeOwned>(
     conn: &mut SqliteConnection,
     key: &str,
 ) -> Result<Option<T>, SettingsError> {
-    let text: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
-        .bind(key)
-        .fetch_optional(conn)
-        .await?;
+    let text = crate::store::settings::value_of(conn, key).await?;
     text.map(|text| {
         serde_json::from_str(&text).map_err(|err| SettingsError::Corrupt {
             key: key.to_owned(),
@@ -181,16 +174,7 @@ async fn write<T: Serialize>(
         key: key.to_owned(),
         reason: err.to_string(),
     })?;
-    sqlx::query(
-        "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-    )
-    .bind(key)
-    .bind(text)
-    .bind(now)
-    .execute(conn)
-    .await?;
-    Ok(())
+    Ok(crate::store::settings::put(conn, key, text, now).await?)
 }
 
 #[cfg(test)]

@@ -96,6 +96,19 @@ pub async fn find_instance(
     )
 }
 
+/// The name of instance `id`, if it is still there.
+pub async fn instance_name(
+    conn: &mut SqliteConnection,
+    id: i64,
+) -> Result<Option<String>, StoreError> {
+    Ok(
+        sqlx::query_scalar::<_, String>("SELECT name FROM instances WHERE id = ?")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?,
+    )
+}
+
 pub async fn list_instances(conn: &mut SqliteConnection) -> Result<Vec<InstanceRow>, StoreError> {
     Ok(
         sqlx::query_as::<_, InstanceRow>("SELECT * FROM instances ORDER BY created_at, id")
