@@ -375,9 +375,15 @@ mod tests {
         let past_80 = stakes(ReminderKind::Budget80, Some(dec!(500)), dec!(443), dec!(2));
         assert_eq!(past_80.budget_percent, Some(88));
         assert_eq!(past_80.percent_used, Some(dec!(88.6)));
-        assert_eq!(past_80.percent_used.map(|p| p.to_string()), Some("88.6".into()));
+        assert_eq!(
+            past_80.percent_used.map(|p| p.to_string()),
+            Some("88.6".into())
+        );
         let even = stakes(ReminderKind::Budget50, Some(dec!(100)), dec!(50), dec!(2));
-        assert_eq!(even.percent_used.map(|p| p.to_string()), Some("50.0".into()));
+        assert_eq!(
+            even.percent_used.map(|p| p.to_string()),
+            Some("50.0".into())
+        );
         assert_eq!(percent_used(Decimal::ZERO, dec!(3)), dec!(100.0));
     }
 
