@@ -128,9 +128,11 @@ export function formatMoneyTicks(values: number[], currency: string, locale: str
   return scaled.map((v) => (v === 0 ? zero : `${format.format(v)}${suffix}`))
 }
 
-/** A percentage as a whole number with the language's spacing: `98 %` / `98%`. */
-export function formatPercent(value: number, locale: string): string {
-  return new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 }).format(value / 100)
+/** The one way a percentage figure is shown, in the language's own style (`98%` in English and
+ *  Chinese): whole by default, or with up to `digits` decimals (`88.6%`). `value` is in percent
+ *  (98, not 0.98); a decimal string from core is read as a number. */
+export function formatPercent(value: number | string, locale: string, digits = 0): string {
+  return new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: digits }).format(Number(value) / 100)
 }
 
 /** A `YYYY-MM` month in the reader's words ("December 2026", "2026年12月"); anything else as given. */

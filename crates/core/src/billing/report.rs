@@ -115,6 +115,14 @@ pub struct BudgetUse {
     pub urgency: BudgetUrgency,
 }
 
+/// A percentage as the screens show it: one decimal, half away from zero (`88.6`, `50.0`).
+pub fn shown_percent(percent: Decimal) -> Decimal {
+    let mut shown =
+        percent.round_dp_with_strategy(1, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    shown.rescale(1);
+    shown
+}
+
 /// Warning thresholds, in percent of the budget.
 pub const BUDGET_THRESHOLDS: [u32; 3] = [50, 80, 100];
 
@@ -187,14 +195,7 @@ impl BudgetUse {
         Ok(Self {
             amount: display_amount(amount),
             used: display_amount(used),
-            percent_used: {
-                let mut shown = percent.round_dp_with_strategy(
-                    1,
-                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
-                );
-                shown.rescale(1);
-                shown
-            },
+            percent_used: shown_percent(percent),
             threshold_reached,
             exhausted_at,
             minutes_left,

@@ -41,6 +41,10 @@ pub struct Stakes {
     /// Share of the budget spent, percent (whole, may pass 100); `null` without a budget.
     #[ts(type = "number | null")]
     pub budget_percent: Option<i64>,
+    /// The same share with one decimal, as the budget bars show it (`88.6`, where
+    /// `budget_percent` is 88): the figure a card prints. `null` without a budget.
+    #[ts(type = "string | null")]
+    pub percent_used: Option<Decimal>,
     /// What is left of the budget (negative when over); `null` without a budget.
     #[ts(type = "string | null")]
     pub budget_left: Option<Decimal>,
@@ -99,6 +103,18 @@ pub fn budget_percent(budget: Decimal, spent: Decimal) -> i64 {
     i64::try_from((spent * Decimal::ONE_HUNDRED / budget).floor()).unwrap_or(i64::MAX)
 }
 
+/// Share of the budget spent with one decimal (a zero budget counts as fully spent), rounded as
+/// `BudgetUse::percent_used` is, so a card and a bar say the same figure.
+pub fn percent_used(budget: Decimal, spent: Decimal) -> Decimal {
+    if budget <= Decimal::ZERO {
+        return crate::billing::report::shown_percent(Decimal::ONE_HUNDRED);
+    }
+    spent
+        .checked_mul(Decimal::ONE_HUNDRED)
+        .and_then(|hundredfold| hundredfold.checked_div(budget))
+        .map_or(Decimal::MAX, crate::billing::report::shown_percent)
+}
+
 /// How urgent a reminder of `kind` is, given what is left of the budget.
 pub fn urgency(
     kind: ReminderKind,
@@ -143,6 +159,7 @@ pub fn stakes(
     Stakes {
         urgency: urgency(kind, budget_percent, minutes),
         budget_percent,
+        percent_used: budget.map(|b| percent_used(b, spent)),
         budget_left: budget.map(|b| display_amount(b - spent)),
         minutes_to_empty: minutes,
         snoozes: Vec::new(),
@@ -325,6 +342,7 @@ mod tests {
             dec!(3600),
         );
         assert_eq!(over.budget_percent, Some(1026));
+        assert_eq!(over.percent_used, Some(dec!(1026.0)));
         assert_eq!(over.urgency, Urgency::Critical);
         assert_eq!(over.budget_left, Some(dec!(-926)));
         let half = stakes(
@@ -349,6 +367,24 @@ mod tests {
         let idle = stakes(ReminderKind::GpuIdle, None, dec!(5), dec!(2));
         assert_eq!(idle.urgency, Urgency::Notice);
         assert_eq!(idle.minutes_to_empty, None);
+        assert_eq!(idle.percent_used, None);
+    }
+
+    #[test]
+    fn the_card_figure_has_the_bars_decimal_where_the_tier_is_whole() {
+        let past_80 = stakes(ReminderKind::Budget80, Some(dec!(500)), dec!(443), dec!(2));
+        assert_eq!(past_80.budget_percent, Some(88));
+        assert_eq!(past_80.percent_used, Some(dec!(88.6)));
+        assert_eq!(
+            past_80.percent_used.map(|p| p.to_string()),
+            Some("88.6".into())
+        );
+        let even = stakes(ReminderKind::Budget50, Some(dec!(100)), dec!(50), dec!(2));
+        assert_eq!(
+            even.percent_used.map(|p| p.to_string()),
+            Some("50.0".into())
+        );
+        assert_eq!(percent_used(Decimal::ZERO, dec!(3)), dec!(100.0));
     }
 
     #[test]

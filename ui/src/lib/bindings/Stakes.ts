@@ -11,6 +11,11 @@ export type Stakes = { urgency: Urgency,
  */
 budget_percent: number | null, 
 /**
+ * The same share with one decimal, as the budget bars show it (`88.6`, where
+ * `budget_percent` is 88): the figure a card prints. `null` without a budget.
+ */
+percent_used: string | null, 
+/**
  * What is left of the budget (negative when over); `null` without a budget.
  */
 budget_left: string | null, 

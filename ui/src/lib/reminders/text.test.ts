@@ -13,7 +13,7 @@ const budget: Reminder = {
   params: { percent: '80', used: '80.00', budget: '100.00' },
   currency: 'CNY',
   burn_rate_per_hour: '10.00',
-  stakes: { urgency: 'warning', budget_percent: 80, budget_left: '20.00', minutes_to_empty: 120, snoozes: [] },
+  stakes: { urgency: 'warning', budget_percent: 80, percent_used: '80.0', budget_left: '20.00', minutes_to_empty: 120, snoozes: [] },
 }
 
 describe('reminder text values', () => {
