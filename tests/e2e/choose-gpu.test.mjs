@@ -45,8 +45,8 @@ describe('choose GPU', () => {
     app = await launchApp({ profile, language: 'en_US' })
     s = app.session
     // First run, the quick way: welcome → language → currency (English system: USD proposed).
-    await s.click('[data-testid="onboarding-start"]')
     await s.click('[data-testid="onboarding-next"]')
+    await s.click('[data-testid="onboarding-start"]')
     await s.click('[data-testid="onboarding-finish"]')
     await s.waitFor('[data-testid="screen-new-rental"]')
   })

@@ -25,9 +25,9 @@ describe('content security policy', () => {
 
   it('runs the app under the policy: its bundle, styles and IPC work', async () => {
     // The welcome screen needs the backend (preferences come over IPC) and the bundled CSS.
-    await s.waitFor('[data-testid="onboarding-welcome"]')
+    await s.waitFor('[data-testid="onboarding-language"]')
     const button = await s.execute(
-      'return getComputedStyle(document.querySelector(\'[data-testid="onboarding-start"]\')).backgroundColor',
+      'return getComputedStyle(document.querySelector(\'[data-testid="onboarding-next"]\')).backgroundColor',
     )
     assert.equal(button, 'rgb(15, 118, 110)', 'the bundled stylesheet applied (the accent colour)')
     await screenshot(s, 'en/csp-welcome')

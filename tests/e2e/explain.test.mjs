@@ -43,8 +43,8 @@ describe('explain an error on the instance page', () => {
       '--db', path.join(profile, 'leasehold.sqlite3')])
     app = await launchApp({ profile, language: 'en_US' })
     s = app.session
-    await s.click('[data-testid="onboarding-start"]')
     await s.click('[data-testid="onboarding-next"]')
+    await s.click('[data-testid="onboarding-start"]')
     await s.click('[data-testid="onboarding-finish"]')
     await s.waitFor('[data-testid="screen-new-rental"]')
   })

@@ -1,7 +1,8 @@
 // The window opens whatever the system's locale: under C.UTF-8 (minimal Debian and Ubuntu,
 // containers, WSL), under a locale no one knows, and the way `make run` starts it — the caller's
 // own environment with none of the rendering variables the other GUI tests set. Each time the
-// welcome must be on screen, in English, never a blank page or the start-up failure screen.
+// first screen (the language choice) and then the welcome must be on screen, in English, never a
+// blank page or the start-up failure screen.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -14,11 +15,14 @@ async function welcomeUnder(options, shot) {
   const app = await launchApp({ profile, ...options })
   try {
     const s = app.session
-    await s.waitFor('[data-testid="onboarding-welcome"], [data-testid="startup-failure"]', { timeoutMs: 60_000 })
+    await s.waitFor('[data-testid="onboarding-language"], [data-testid="startup-failure"]', { timeoutMs: 60_000 })
     const failure = await s.execute(
       'const f = document.querySelector(\'[data-testid="startup-failure"]\'); return f ? f.textContent : null',
     )
     assert.equal(failure, null, `the page failed to start: ${failure}`)
+    assert.match(await s.text('h1'), /Choose your language/)
+    await s.click('[data-testid="onboarding-next"]')
+    await s.waitFor('[data-testid="onboarding-welcome"]')
     assert.match(await s.text('h1'), /Welcome to Leasehold/)
     await screenshot(s, shot)
   } finally {

@@ -98,7 +98,7 @@ describe('recovery screen', () => {
     await screenshot(s, 'en/recovery-corrupt-copy-failed')
 
     await s.click('[data-testid="recovery-start_fresh"]')
-    await s.waitFor('[data-testid="onboarding-welcome"]', { timeoutMs: 60_000 })
+    await s.waitFor('[data-testid="onboarding-language"]', { timeoutMs: 60_000 })
     const kept = await s.text('[data-testid="kept-as-banner"]')
     const keptFile = readdirSync(profile).find((name) => /^leasehold-broken-\d{8}-\d{6}\.sqlite3$/.test(name))
     assert.ok(keptFile, `the damaged file is kept under a timestamped name (${readdirSync(profile)})`)
@@ -160,7 +160,7 @@ describe('recovery screen', () => {
       holder.kill('SIGTERM')
       await waitFor(() => holder.exitCode !== null || holder.signalCode !== null, { what: 'the lock holder to exit' })
       await s.click('[data-testid="recovery-retry"]')
-      await s.waitFor('[data-testid="onboarding-welcome"]', { timeoutMs: 60_000 })
+      await s.waitFor('[data-testid="onboarding-language"]', { timeoutMs: 60_000 })
       await app.close()
     })
   }

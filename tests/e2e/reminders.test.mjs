@@ -37,7 +37,7 @@ describe('the reminder popup', () => {
     cli('instance', 'start', OVER, '--at', hourAgo)
     app = await launchApp({ profile, language: 'zh_CN' })
     s = app.session
-    await s.waitFor('[data-testid="onboarding-welcome"]')
+    await s.waitFor('[data-testid="onboarding-language"]')
     await finishFirstRun(s)
   })
 

@@ -28,7 +28,7 @@ describe('a rental from first record to final bill', () => {
   before(async () => {
     app = await launchApp({ profile, language: 'zh_CN' })
     s = app.session
-    await s.waitFor('[data-testid="onboarding-welcome"]')
+    await s.waitFor('[data-testid="onboarding-language"]')
     await finishFirstRun(s)
   })
 

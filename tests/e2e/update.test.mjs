@@ -107,6 +107,8 @@ describe('self-update and the problem report', () => {
     await s.waitFor('[data-testid="update-dialog"] [data-testid="update-install"]', { timeoutMs: 60_000 })
     assert.match(await s.text('[data-testid="update-dialog"] h2'), /Leasehold 99\.0\.0 is available/)
     assert.match(await s.text('[data-testid="update-meta"]'), /You have 0\.\d+\.\d+ · published/)
+    // A key pressed by habit as the dialog opens only closes it: the focus starts on "Later".
+    assert.equal(await s.execute('return document.activeElement?.dataset?.testid ?? null'), 'update-later')
     assert.equal(await s.text('[data-testid="update-notes"]'), 'Stop now works again with RunPod REST v2.')
     await screenshot(s, 'en/update-01-dialog')
     await later(s)

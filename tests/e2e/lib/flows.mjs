@@ -3,8 +3,8 @@ import { waitFor } from './webdriver.mjs'
 
 /** First run with the system language kept: welcome → language → currency → New rental. */
 export async function finishFirstRun(s) {
-  await s.click('[data-testid="onboarding-start"]')
   await s.click('[data-testid="onboarding-next"]')
+  await s.click('[data-testid="onboarding-start"]')
   await s.click('[data-testid="onboarding-finish"]')
   await s.waitFor('[data-testid="screen-new-rental"] [data-testid="wizard"]')
 }
