@@ -54,6 +54,7 @@ app_commands![
     billing::provider_presets,
     billing::currencies,
     billing::validate_rental,
+    billing::fee_per_hour,
     billing::add_rental,
     billing::list_rentals,
     billing::rental_detail,

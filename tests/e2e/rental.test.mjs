@@ -90,13 +90,23 @@ describe('a rental from first record to final bill', () => {
     assert.equal(await value(s, 'price_per_gpu_hour'), PRICE)
     await next(s, 'rules')
     await next(s, 'extras')
-    await fill(s, 'data_disk_per_hour', '0.02')
+    // The disk as the provider's page quotes it, per GB and day: 0.0024 元/GB·天 on 200 GB is
+    // 0.48 元 a day, 0.02 元 an hour. Without the size, Next names the size field.
+    await s.select('[data-testid="field-data_disk_per"]', 'gb_day')
+    await fill(s, 'data_disk_per_hour', '0.0024')
+    await s.click('[data-testid="wizard-next"]')
+    assert.match(await s.text('[data-testid="error-data_disk_size_gb"]'), /容量/)
+    await fill(s, 'data_disk_size_gb', '200')
+    await waitFor(async () => (await s.text('[data-testid="wizard"]')).includes('折合 ¥0.02/小时'), {
+      what: "core's hourly figure for the quoted disk",
+    })
     await screenshot(s, 'zh-CN/07-new-rental-fees')
     await next(s, 'plan')
     await fill(s, 'budget', '100')
     await fill(s, 'planned_hours', '10')
     await screenshot(s, 'zh-CN/08-new-rental-plan')
     await next(s, 'review')
+    assert.match(await s.text('[data-testid="review"]'), /0\.0024 元\/GB·天 × 200 GB/)
     await screenshot(s, 'zh-CN/09-new-rental-review')
     await s.click('[data-testid="wizard-finish"]')
     // Connecting comes next (tests/e2e/connect-verify.test.mjs); this test does it later.

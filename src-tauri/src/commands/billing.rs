@@ -4,11 +4,13 @@
 
 use chrono::{DateTime, Utc};
 use leasehold_core::billing::{
-    self, ledger, CostEstimate, EstimateInput, Forecast, InstanceDetail, InstanceSummary,
-    NewInstance, PowerAction, ProviderPreset, RentVsBuy, RentVsBuyInput,
+    self, ledger, CostEstimate, EstimateInput, Forecast, HourlyExtra, InstanceDetail,
+    InstanceSummary, NewInstance, PowerAction, ProviderPreset, QuotedFee, RentVsBuy,
+    RentVsBuyInput,
 };
 use leasehold_core::price_check::{PriceCheck, PriceCheckInput};
 use leasehold_core::ApiError;
+use rust_decimal::Decimal;
 
 use crate::state::AppState;
 
@@ -29,6 +31,13 @@ pub fn currencies() -> Vec<&'static str> {
 #[tracing::instrument(skip_all, err(Debug))]
 pub fn validate_rental(rental: NewInstance) -> Result<(), ApiError> {
     rental.validate().map(drop).map_err(Into::into)
+}
+
+/// A fee as the provider quotes it (per day, per month, per GB) as the hourly figure the rules keep.
+#[tauri::command]
+#[tracing::instrument(err(Debug))]
+pub fn fee_per_hour(extra: HourlyExtra, fee: QuotedFee) -> Result<Decimal, ApiError> {
+    fee.per_hour(extra).map_err(Into::into)
 }
 
 #[tauri::command]

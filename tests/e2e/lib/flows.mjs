@@ -1,7 +1,7 @@
 // Steps several GUI tests share, written the way a person clicks through them.
 import { waitFor } from './webdriver.mjs'
 
-/** First run with the system language kept: welcome → language → currency → New rental. */
+/** First run with the system language kept: language → welcome → currency → New rental. */
 export async function finishFirstRun(s) {
   await s.click('[data-testid="onboarding-next"]')
   await s.click('[data-testid="onboarding-start"]')

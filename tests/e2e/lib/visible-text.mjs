@@ -137,7 +137,8 @@ export function screenText(session) {
 /**
  * What is cut or pushed out on the page now: a horizontal scrollbar on the page, a label, button
  * or table cell whose text is wider than its box (unless it ends in an ellipsis on purpose), and
- * a filled (primary) button that lies outside the window's width. Each as `kind: where`.
+ * a filled (primary) button that lies outside the window's width, and more than one filled button
+ * on the page or in an open dialog. Each as `kind: where`.
  */
 export function layoutProblems(session) {
   return session.execute(`
@@ -158,6 +159,15 @@ export function layoutProblems(session) {
       if (!visible(el)) continue
       const r = el.getBoundingClientRect()
       if (r.left < 0 || r.right > window.innerWidth + 1) found.push('primary button outside the window: ' + name(el))
+    }
+    // One filled action a screen (and one an open dialog): the thing to do next is never a choice
+    // between two equally loud buttons. The same action repeated per item (Stop on each rental
+    // card) counts once.
+    for (const root of [document.querySelector('main'), ...document.querySelectorAll('dialog[open]')]) {
+      if (!root) continue
+      const inRoot = (el) => el.closest('dialog') === (root.matches('dialog') ? root : null)
+      const loud = new Set([...root.querySelectorAll('.btn.primary')].filter((el) => visible(el) && inRoot(el)).map(name))
+      if (loud.size > 1) found.push('more than one filled button' + (root.matches('dialog') ? ' in a dialog' : '') + ': ' + [...loud].join(', '))
     }
     return found
   `)

@@ -25,6 +25,8 @@ pub enum BillingError {
     Overflow { what: &'static str },
     #[error("invalid {field}: {reason}")]
     InvalidInput { field: &'static str, reason: String },
+    #[error("a fee quoted per GB needs the size in GB ({field})")]
+    FeeNeedsSize { field: &'static str },
     #[error("unknown provider preset {key:?}: use bingxing, autodl, hengyuan, kuhu, runpod, vast, lambda, aliyun, tencent, huawei, aws, gcp or custom")]
     UnknownProvider { key: String },
     #[error("an instance named {name:?} already exists; pick another name")]
@@ -73,6 +75,7 @@ impl Coded for BillingError {
             Self::TooLarge { .. } => "billing.too_large",
             Self::Overflow { .. } => "billing.amount_overflow",
             Self::InvalidInput { .. } => "billing.invalid_input",
+            Self::FeeNeedsSize { .. } => "billing.fee_needs_size",
             Self::UnknownProvider { .. } => "billing.unknown_provider",
             Self::DuplicateName { .. } => "billing.duplicate_name",
             Self::UnknownInstance { .. } => "billing.unknown_instance",
@@ -98,7 +101,8 @@ impl Coded for BillingError {
             Self::InvalidPrice { field, .. }
             | Self::NegativeAmount { field, .. }
             | Self::TooLarge { field, .. }
-            | Self::InvalidInput { field, .. } => Some(field),
+            | Self::InvalidInput { field, .. }
+            | Self::FeeNeedsSize { field } => Some(field),
             Self::UnknownCurrency { .. } => Some("currency"),
             Self::UnknownProvider { .. } => Some("provider"),
             Self::DuplicateName { .. } => Some("name"),

@@ -11,6 +11,7 @@
 //! - [`events`]: the event state machine; [`engine`]: cost over intervals, burn rate, wipe date.
 //! - [`ledger`]: the API over the store the app and the CLI call; [`report`]: what it returns.
 //! - [`estimate`]: pricing a job before renting; [`rent_vs_buy`]: the break-even month.
+//! - [`quoted_fee`]: a fee quoted per day, month or GB as the hourly figure the rules keep.
 //! - [`exchange`]: the fixed, dated rate table the price checks (`crate::price_check`, a module
 //!   of its own because it reads the GPU catalog, which reads the ledger) convert with.
 //!
@@ -26,6 +27,7 @@ pub mod ledger;
 pub mod money;
 pub(crate) mod new_instance;
 pub mod presets;
+pub mod quoted_fee;
 pub mod rent_vs_buy;
 pub mod report;
 pub(crate) mod rows;
@@ -37,6 +39,7 @@ pub use events::{EventKind, InstanceState, LedgerEvent};
 pub use money::Currency;
 pub use new_instance::{NewInstance, PowerAction};
 pub use presets::{presets, MachineKind, ProviderKey, ProviderPreset};
+pub use quoted_fee::{FeePer, HourlyExtra, QuotedFee};
 pub use rent_vs_buy::{rent_vs_buy, MonthCost, RentVsBuy, RentVsBuyInput};
 pub use report::{
     BudgetUse, CostBreakdown, CostInterval, CostReport, EventView, Forecast, InstanceDetail,

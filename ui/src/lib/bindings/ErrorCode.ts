@@ -46,6 +46,7 @@ export const ERROR_CODES = [
   'billing.amount_overflow',
   'billing.before_creation',
   'billing.duplicate_name',
+  'billing.fee_needs_size',
   'billing.forecast_in_past',
   'billing.invalid_input',
   'billing.invalid_price',

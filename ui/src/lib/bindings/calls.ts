@@ -43,6 +43,7 @@ import type { GeneratedKey } from './GeneratedKey'
 import type { GpuMinute } from './GpuMinute'
 import type { HandCheck } from './HandCheck'
 import type { HandStop } from './HandStop'
+import type { HourlyExtra } from './HourlyExtra'
 import type { HuntReport } from './HuntReport'
 import type { IncreaseReport } from './IncreaseReport'
 import type { InstallReport } from './InstallReport'
@@ -79,6 +80,7 @@ import type { ProbeEvent } from './ProbeEvent'
 import type { ProblemReport } from './ProblemReport'
 import type { Provider } from './Provider'
 import type { ProviderPreset } from './ProviderPreset'
+import type { QuotedFee } from './QuotedFee'
 import type { RecipeInfo } from './RecipeInfo'
 import type { RecipeStatuses } from './RecipeStatuses'
 import type { RecommendRequest } from './RecommendRequest'
@@ -216,6 +218,15 @@ export function currencies(): Promise<string[]> {
  */
 export function validateRental(args: { rental: NewInstance }): Promise<void> {
   return call<void>('validate_rental', args)
+}
+
+/**
+ * A fee as the provider quotes it (per day, per month, per GB) as the hourly figure the rules keep.
+ *
+ * `fee_per_hour` in src-tauri/src/commands/billing.rs.
+ */
+export function feePerHour(args: { extra: HourlyExtra; fee: QuotedFee }): Promise<string> {
+  return call<string>('fee_per_hour', args)
 }
 
 /** `add_rental` in src-tauri/src/commands/billing.rs. */

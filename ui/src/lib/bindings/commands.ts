@@ -16,6 +16,7 @@ export const COMMANDS = [
   'provider_presets',
   'currencies',
   'validate_rental',
+  'fee_per_hour',
   'add_rental',
   'list_rentals',
   'rental_detail',

@@ -4,6 +4,7 @@
 import type { ApiError } from '../../bindings/ApiError'
 import { NumberShapes } from '../../numbers'
 import type { BillingStart } from '../../bindings/BillingStart'
+import type { FeePer } from '../../bindings/FeePer'
 import type { Granularity } from '../../bindings/Granularity'
 import type { NewInstance } from '../../bindings/NewInstance'
 import type { ProviderPreset } from '../../bindings/ProviderPreset'
@@ -26,9 +27,16 @@ export interface RentalDraft {
   no_gpu_mode: boolean
   no_gpu_rate: string
   wipe_after_stopped_days: string
+  /** The three hourly extras hold the amount as quoted, in the unit beside it (`…_per`); core
+      turns a daily, monthly or per-GB quote into the hourly fee (see `quotedFees.ts`). */
   data_disk_per_hour: string
+  data_disk_per: FeePer
+  data_disk_size_gb: string
   snapshot_per_hour: string
+  snapshot_per: FeePer
+  snapshot_size_gb: string
   public_ip_per_hour: string
+  public_ip_per: FeePer
   traffic_per_gb: string
   budget: string
   planned_hours: string
@@ -56,8 +64,13 @@ export function emptyDraft(currency: string): RentalDraft {
     no_gpu_rate: '',
     wipe_after_stopped_days: '',
     data_disk_per_hour: '',
+    data_disk_per: 'hour',
+    data_disk_size_gb: '',
     snapshot_per_hour: '',
+    snapshot_per: 'hour',
+    snapshot_size_gb: '',
     public_ip_per_hour: '',
+    public_ip_per: 'hour',
     traffic_per_gb: '',
     budget: '',
     planned_hours: '',
@@ -85,12 +98,16 @@ export const CORE_FIELD_TO_FORM: Record<string, string> = { stopped_billing: 'st
 
 export type Converted = { rental: NewInstance; errors: null } | { rental: null; errors: Record<string, ApiError> }
 
+/** Hourly fees core worked out from quotes in another unit, by form field. */
+export type HourlyFees = Partial<Record<'data_disk_per_hour' | 'snapshot_per_hour' | 'public_ip_per_hour', string>>
+
 /**
  * The draft as core's `NewInstance`. Numbers must have a number's shape to cross IPC at all, so
  * that alone is checked here (`form.not_a_number`, `form.whole_number`); every rule about their
- * values (above zero, not negative, at most …) is core's.
+ * values (above zero, not negative, at most …) is core's. `hourly` holds core's hourly figure for
+ * an extra quoted per day, month or GB (`quotedFees.ts`); the others are already hourly.
  */
-export function toNewInstance(draft: RentalDraft): Converted {
+export function toNewInstance(draft: RentalDraft, hourly: HourlyFees = {}): Converted {
   const shapes = new NumberShapes()
   const decimal = shapes.decimal.bind(shapes)
   const fee = shapes.fee.bind(shapes)
@@ -118,9 +135,9 @@ export function toNewInstance(draft: RentalDraft): Converted {
       billing_starts: draft.billing_starts,
       stopped_billing,
       no_gpu_rate: draft.no_gpu_mode ? fee('no_gpu_rate', draft.no_gpu_rate) : null,
-      data_disk_per_hour: fee('data_disk_per_hour', draft.data_disk_per_hour),
-      snapshot_per_hour: fee('snapshot_per_hour', draft.snapshot_per_hour),
-      public_ip_per_hour: fee('public_ip_per_hour', draft.public_ip_per_hour),
+      data_disk_per_hour: fee('data_disk_per_hour', hourly.data_disk_per_hour ?? draft.data_disk_per_hour),
+      snapshot_per_hour: fee('snapshot_per_hour', hourly.snapshot_per_hour ?? draft.snapshot_per_hour),
+      public_ip_per_hour: fee('public_ip_per_hour', hourly.public_ip_per_hour ?? draft.public_ip_per_hour),
       traffic_per_gb: fee('traffic_per_gb', draft.traffic_per_gb),
       granularity: draft.granularity,
       wipe_after_stopped_days: wipeDays,
