@@ -97,7 +97,7 @@ describe('a rental from first record to final bill', () => {
     await s.click('[data-testid="wizard-next"]')
     assert.match(await s.text('[data-testid="error-data_disk_size_gb"]'), /容量/)
     await fill(s, 'data_disk_size_gb', '200')
-    await waitFor(async () => (await s.text('[data-testid="wizard"]')).includes('折合 ¥0.02/小时'), {
+    await waitFor(async () => (await s.text('[data-testid="wizard"]')).includes('折合 ¥0.02/小时。'), {
       what: "core's hourly figure for the quoted disk",
     })
     await screenshot(s, 'zh-CN/07-new-rental-fees')

@@ -19,6 +19,10 @@ async function savedState(s) {
   })
 }
 
+/** The stepper's + or − button beside the number input `testid`. */
+const plus = (testid) => `[data-testid="${testid}"] ~ button[aria-label="+"]`
+const minus = (testid) => `.stepper:has([data-testid="${testid}"]) button[aria-label="−"]`
+
 async function value(s, testid) {
   return (await s.waitFor(`[data-testid="${testid}"]`)).property('value')
 }
@@ -42,7 +46,9 @@ describe('settings save as they change', () => {
     assert.equal(await s.text(STATE), 'Changes are saved as you make them.')
     assert.equal((await s.findAll('[data-testid="remind-save"]')).length, 0, 'no Save button')
 
-    await s.type('[data-testid="remind-gpu_idle_minutes"]', '45')
+    // 30 minutes by default; three steps up with the stepper's + button.
+    for (let i = 0; i < 3; i++) await s.click(plus('remind-gpu_idle_minutes'))
+    assert.equal(await value(s, 'remind-gpu_idle_minutes'), '33')
     await savedState(s)
     assert.equal(await s.text(STATE), 'Saved.')
 
@@ -53,7 +59,9 @@ describe('settings save as they change', () => {
     await screenshot(s, 'en/settings-reminders-saved')
 
     await s.type('[data-testid="remind-snooze-confirm-above"]', 'twelve')
-    await s.waitFor('[data-testid="settings-reminders"] [data-testid="error"]')
+    const refusal = await s.waitFor('[data-testid="settings-reminders"] [data-testid="error"]')
+    assert.equal(await refusal.attribute('data-code'), 'form.not_a_number')
+    assert.equal(await s.execute('return document.querySelector(arguments[0]).dataset.state', [STATE]), 'refused')
     await screenshot(s, 'en/settings-reminders-refused')
   })
 
@@ -65,14 +73,15 @@ describe('settings save as they change', () => {
     await switchLanguage(s, 'zh-CN')
     await goTo(s, 'settings')
     await s.scrollTo('[data-testid="settings-reminders"]')
-    assert.equal(await value(s, 'remind-gpu_idle_minutes'), '45')
+    assert.equal(await value(s, 'remind-gpu_idle_minutes'), '33')
     assert.equal(await (await s.waitFor('[data-testid="remind-quiet"]')).property('checked'), true)
     assert.equal(await value(s, 'remind-quiet-start'), '22:30')
     assert.equal(await value(s, 'remind-snooze-confirm-above'), '12.5')
     assert.equal(await s.text(STATE), '修改后自动保存。')
 
-    await s.type('[data-testid="remind-release_lead_minutes"]', '20')
+    await s.click(minus('remind-release_lead_minutes'))
     await savedState(s)
+    assert.equal(await value(s, 'remind-release_lead_minutes'), '29')
     assert.equal(await s.text(STATE), '已保存。')
     await screenshot(s, 'zh-CN/settings-reminders-saved')
   })

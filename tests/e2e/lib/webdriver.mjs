@@ -109,6 +109,10 @@ export class Session {
   }
 
   async click(css) {
+    // Focus first, then click where the element stands after that. WebKitGTK sometimes keeps a
+    // stale, taller layout (a restored wizard step's card) until focus moves; the move then
+    // shrinks the page mid-click, the mouse-up lands elsewhere and no click happens.
+    await this.execute('arguments[0].focus({ preventScroll: true })', [(await this.waitFor(css)).ref()])
     const element = await this.inView(css)
     await element.click()
     return element
