@@ -32,6 +32,7 @@ function profileWith(prepare) {
 /** A real Leasehold database (made by the CLI) whose migration table names a migration from the future. */
 function newerVersionDb(db) {
   execFileSync(CLI, ['instance', 'add', 'box', '--gpu', 'RTX 4090', '--count', '1', '--price', '2.5', '--currency', 'CNY', '--db', db])
+  execFileSync(CLI, ['instance', 'start', 'box', '--db', db])
   execFileSync('python3', [
     '-c',
     `import sqlite3, sys
@@ -127,7 +128,23 @@ describe('recovery screen', () => {
       await s.waitFor('[data-testid="rental-card"]')
       const card = await s.execute('return document.querySelector(\'[data-testid="rental-card"]\').textContent')
       assert.ok(card.includes('box'), `the copy shows the rental it holds: ${card}`)
+      // Nothing that would write can be clicked on the screens that stay open: the card's Stop,
+      // the instance page's actions, the reminder rules.
+      await s.waitFor('[data-testid="rental-card"] [data-testid="rental-stop"]')
+      assert.equal(await s.execute('return document.querySelector(\'[data-testid="rental-stop"]\').disabled'), true, 'Stop on the card')
       await screenshot(s, `${LANG_DIR[language]}/recovery-newer-version-read-only`)
+      await s.click('[data-testid="rental-card"][data-name="box"]')
+      await s.waitFor('[data-testid="screen-instance"] header [data-testid="action-stop"]')
+      const actions = await s.execute(
+        'return [...document.querySelectorAll(\'header [data-testid^="action-"]\')].map((b) => [b.dataset.testid, b.disabled])',
+      )
+      assert.ok(actions.length >= 2 && actions.every(([, disabled]) => disabled), `every header action disabled: ${JSON.stringify(actions)}`)
+      assert.equal(await s.execute('return document.querySelector(\'[data-testid="project-edit"]\').disabled'), true, 'the project')
+      await screenshot(s, `${LANG_DIR[language]}/recovery-read-only-instance`)
+      await s.click('[data-testid="nav-settings"]')
+      await s.waitFor('[data-testid="remind-rows"]')
+      assert.equal(await s.execute('return document.querySelector(\'[data-testid="remind-rows"]\').disabled'), true, 'the reminder rules')
+      assert.equal(await s.execute('return document.querySelector(\'[data-testid="account-add"]\').disabled'), true, 'adding an account')
       // Screens that write say why they cannot, instead of failing at the first click.
       await s.click('[data-testid="nav-new-rental"]')
       const blocked = await s.text('[data-testid="read-only-blocked"]')

@@ -1,6 +1,7 @@
 // What the user chose on first run and in Settings (language, default currency, light or dark),
 // as runes state.
 // Saved through the backend so it survives restarts; the UI never keeps its own copy on disk.
+import { readOnly } from './readOnly.svelte'
 import { createContext } from 'svelte'
 import type { Preferences } from './bindings/Preferences'
 import type { Theme } from './bindings/Theme'
@@ -36,30 +37,36 @@ export class PreferencesState {
     }
   }
 
+  /** Write the choices, except on a read-only copy: there they hold for this run only. */
+  async #keep(): Promise<void> {
+    if (readOnly.on) return
+    await this.#save(this.snapshot())
+  }
+
   async setLanguage(language: Language): Promise<void> {
     this.language = language
     if (!this.#currencyChosen) this.currency = defaultCurrency(language)
     switchLanguage(language)
-    await this.#save(this.snapshot())
+    await this.#keep()
   }
 
   async setCurrency(currency: string): Promise<void> {
     this.currency = currency
     this.#currencyChosen = true
-    await this.#save(this.snapshot())
+    await this.#keep()
   }
 
   async setTheme(theme: Theme): Promise<void> {
     this.theme = theme
     applyTheme(theme)
-    await this.#save(this.snapshot())
+    await this.#keep()
   }
 
   /** Finishing first run confirms the currency shown, even if the user left it as proposed. */
   async finishOnboarding(): Promise<void> {
     this.onboarded = true
     this.#currencyChosen = true
-    await this.#save(this.snapshot())
+    await this.#keep()
   }
 }
 
