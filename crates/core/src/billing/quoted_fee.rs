@@ -80,30 +80,34 @@ impl HourlyExtra {
         }
     }
 
-    /// The form field for the size a per-GB quote needs.
-    pub fn size_field(self) -> &'static str {
+    /// The form field for the size a per-GB quote needs; none for an IP, which has no size.
+    pub fn size_field(self) -> Option<&'static str> {
         match self {
-            Self::DataDisk => "data_disk_size_gb",
-            Self::Snapshot => "snapshot_size_gb",
-            Self::PublicIp => "public_ip_size_gb",
+            Self::DataDisk => Some("data_disk_size_gb"),
+            Self::Snapshot => Some("snapshot_size_gb"),
+            Self::PublicIp => None,
         }
     }
 }
 
 impl QuotedFee {
     /// The fee per hour, rounded to 8 decimals; refuses a negative amount, a per-GB quote without
-    /// a size above zero, and a result beyond what any hourly fee may be.
+    /// a size above zero (or on an extra that has no size), and a result beyond what any hourly fee
+    /// may be.
     pub fn per_hour(&self, extra: HourlyExtra) -> Result<Decimal, BillingError> {
         rate_in_range(extra.field(), self.amount)?;
         let whole = if self.per.is_per_gb() {
-            let size = self.size_gb.filter(|size| *size > Decimal::ZERO).ok_or(
-                BillingError::FeeNeedsSize {
-                    field: extra.size_field(),
-                },
-            )?;
+            let size_field = extra.size_field().ok_or(BillingError::InvalidInput {
+                field: extra.field(),
+                reason: "this fee has no size to quote per GB".into(),
+            })?;
+            let size = self
+                .size_gb
+                .filter(|size| *size > Decimal::ZERO)
+                .ok_or(BillingError::FeeNeedsSize { field: size_field })?;
             if size > limits::MAX_TRAFFIC_GB {
                 return Err(BillingError::TooLarge {
-                    field: extra.size_field(),
+                    field: size_field,
                     value: size,
                     max: limits::MAX_TRAFFIC_GB,
                 });
@@ -190,6 +194,20 @@ mod tests {
                 "{size:?}: {err:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_ip_is_not_quoted_per_gb() {
+        let err = fee(dec!(0.01), FeePer::GbMonth, Some(dec!(10)))
+            .per_hour(HourlyExtra::PublicIp)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            BillingError::InvalidInput {
+                field: "public_ip_per_hour",
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -31,6 +31,12 @@ export const UNIT_KEYS: Record<FeePer, string> = {
   gb_month: 'units.per_gb_month_unit',
 }
 
+/** Whether a quote in `per` is multiplied by a size in GB. */
+export const isPerGb = (per: FeePer): boolean => per === 'gb_day' || per === 'gb_month'
+
+/** Whether a quote in `per` is spread over a (30-day) month. */
+export const isMonthly = (per: FeePer): boolean => per === 'month' || per === 'gb_month'
+
 /** The units each extra may be quoted in: per GB only where there is a size to multiply by. */
 export function unitsFor(extra: QuotedExtra): FeePer[] {
   return extra.size ? ['hour', 'day', 'month', 'gb_day', 'gb_month'] : ['hour', 'day', 'month']
@@ -48,7 +54,7 @@ export function quoteOf(draft: RentalDraft, extra: QuotedExtra, shapes = new Num
   const amount = shapes.decimal(extra.amount, draft[extra.amount])
   if (amount === null) return null
   let size: string | null = null
-  if (extra.size && (per === 'gb_day' || per === 'gb_month') && draft[extra.size].trim() !== '') {
+  if (extra.size && isPerGb(per) && draft[extra.size].trim() !== '') {
     // A size that is not a number is recorded in `shapes`; no question goes to core for it.
     size = shapes.decimal(extra.size, draft[extra.size])
     if (size === null) return null
