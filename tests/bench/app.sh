@@ -42,6 +42,9 @@ for key, name, scale, unit in [
     ("startup_ms", "launch → window mapped", 1, "ms"),
     ("pss_kb", "idle memory, PSS summed", 1024, "MiB"),
     ("rss_kb", "idle memory, RSS summed", 1024, "MiB"),
+    ("pss_app_kb", "  PSS: the app process", 1024, "MiB"),
+    ("pss_web_kb", "  PSS: WebKit web process", 1024, "MiB"),
+    ("pss_network_kb", "  PSS: WebKit network process", 1024, "MiB"),
 ]:
     ours, base = median("leasehold", key), median("minimal", key)
     goal = {"startup_ms": "≤ 1.2", "pss_kb": "≤ 1.1"}.get(key, "(info)")

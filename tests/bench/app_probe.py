@@ -55,19 +55,36 @@ def process_tree(root: int) -> list[int]:
     return found
 
 
-def memory_kb(pids: list[int]) -> tuple[int, int]:
+def role(pid: int, root: int) -> str:
+    """Which of the three processes a pid is: the app itself, WebKit's web (page) or network one."""
+    if pid == root:
+        return "app"
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            name = comm.read().strip()
+    except OSError:
+        return "other"
+    return {"WebKitWebProces": "web", "WebKitNetworkPr": "network"}.get(name, "other")
+
+
+def memory_kb(pids: list[int], root: int) -> tuple[int, int, dict[str, int]]:
+    """PSS and RSS summed over `pids`, and the PSS of each role (where the memory goes)."""
     pss = rss = 0
+    by_role: dict[str, int] = {}
     for pid in pids:
         try:
             with open(f"/proc/{pid}/smaps_rollup") as rollup:
                 for line in rollup:
                     if line.startswith("Pss:"):
-                        pss += int(line.split()[1])
+                        kb = int(line.split()[1])
+                        pss += kb
+                        key = role(pid, root)
+                        by_role[key] = by_role.get(key, 0) + kb
                     elif line.startswith("Rss:"):
                         rss += int(line.split()[1])
         except OSError:
             continue
-    return pss, rss
+    return pss, rss, by_role
 
 
 def run_once(binary: str, title: str, settle_s: float) -> dict:
@@ -97,8 +114,14 @@ def run_once(binary: str, title: str, settle_s: float) -> dict:
             # Idle: the page has loaded and nothing is happening any more.
             time.sleep(settle_s)
             tree = process_tree(app.pid)
-            pss, rss = memory_kb(tree)
-            return {"startup_ms": round(startup_ms, 1), "pss_kb": pss, "rss_kb": rss, "processes": len(tree)}
+            pss, rss, by_role = memory_kb(tree, app.pid)
+            return {
+                "startup_ms": round(startup_ms, 1),
+                "pss_kb": pss,
+                "rss_kb": rss,
+                "processes": len(tree),
+                **{f"pss_{name}_kb": kb for name, kb in by_role.items()},
+            }
         finally:
             os.killpg(app.pid, signal.SIGTERM)
             try:
