@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use leasehold_core::billing::{BillingRules, BillingStart, Granularity, StoppedBilling};
+use leasehold_core::billing::{
+    BillingRules, BillingStart, Granularity, HourlyExtra, QuotedFee, StoppedBilling,
+};
 
 use crate::ledger::{decimal, optional_decimal};
 use crate::output;
@@ -30,14 +32,21 @@ pub struct RuleFlags {
     /// Hourly rate in no-GPU mode (无卡模式); without it `no-gpu` is refused.
     #[arg(long, allow_hyphen_values = true)]
     no_gpu_rate: Option<String>,
-    /// Data disk fee per hour.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Data disk fee as the provider quotes it: per hour (`0.04`), or with a unit
+    /// (`1/day`, `30/month`, `0.005/gb-day`, `0.07/gb-month`; per GB needs --disk-size-gb).
+    #[arg(long, value_name = "RATE[/UNIT]", allow_hyphen_values = true)]
     disk_fee: Option<String>,
-    /// Snapshot fee per hour.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Size of the data disk in GB, for a --disk-fee quoted per GB.
+    #[arg(long, value_name = "GB", allow_hyphen_values = true)]
+    disk_size_gb: Option<String>,
+    /// Snapshot fee, quoted like --disk-fee (per GB needs --snapshot-size-gb).
+    #[arg(long, value_name = "RATE[/UNIT]", allow_hyphen_values = true)]
     snapshot_fee: Option<String>,
-    /// Public IP fee per hour.
-    #[arg(long, allow_hyphen_values = true)]
+    /// Size of the snapshot in GB, for a --snapshot-fee quoted per GB.
+    #[arg(long, value_name = "GB", allow_hyphen_values = true)]
+    snapshot_size_gb: Option<String>,
+    /// Public IP fee: per hour, or `RATE/day`, `RATE/month`.
+    #[arg(long, value_name = "RATE[/UNIT]", allow_hyphen_values = true)]
     ip_fee: Option<String>,
     /// Price per GB of traffic.
     #[arg(long, allow_hyphen_values = true)]
@@ -48,6 +57,19 @@ pub struct RuleFlags {
     /// Days a stopped instance is kept before the provider wipes it (0 = never).
     #[arg(long, allow_hyphen_values = true)]
     wipe_after_days: Option<String>,
+}
+
+/// The hourly figure of a fee typed as `RATE[/UNIT]`: core reads the quote and converts it.
+fn hourly(
+    extra: HourlyExtra,
+    text: Option<&str>,
+    size_gb: Option<rust_decimal::Decimal>,
+) -> Result<Option<rust_decimal::Decimal>, ExitCode> {
+    let Some(text) = text else { return Ok(None) };
+    QuotedFee::parse(extra.field(), text, size_gb)
+        .and_then(|quote| quote.per_hour(extra))
+        .map(Some)
+        .map_err(|err| output::fail(&err))
 }
 
 impl RuleFlags {
@@ -76,13 +98,16 @@ impl RuleFlags {
         if let Some(rate) = optional_decimal("no_gpu_rate", self.no_gpu_rate.as_deref())? {
             rules.no_gpu_rate = Some(rate);
         }
-        if let Some(fee) = optional_decimal("data_disk_per_hour", self.disk_fee.as_deref())? {
+        let disk_size = optional_decimal("data_disk_size_gb", self.disk_size_gb.as_deref())?;
+        if let Some(fee) = hourly(HourlyExtra::DataDisk, self.disk_fee.as_deref(), disk_size)? {
             rules.data_disk_per_hour = fee;
         }
-        if let Some(fee) = optional_decimal("snapshot_per_hour", self.snapshot_fee.as_deref())? {
+        let snapshot_size = optional_decimal("snapshot_size_gb", self.snapshot_size_gb.as_deref())?;
+        let snapshot = self.snapshot_fee.as_deref();
+        if let Some(fee) = hourly(HourlyExtra::Snapshot, snapshot, snapshot_size)? {
             rules.snapshot_per_hour = fee;
         }
-        if let Some(fee) = optional_decimal("public_ip_per_hour", self.ip_fee.as_deref())? {
+        if let Some(fee) = hourly(HourlyExtra::PublicIp, self.ip_fee.as_deref(), None)? {
             rules.public_ip_per_hour = fee;
         }
         if let Some(price) = optional_decimal("traffic_per_gb", self.traffic_price.as_deref())? {

@@ -640,3 +640,80 @@ fn an_existing_instance_gets_shows_and_clears_its_project() {
         "a refused name writes nothing"
     );
 }
+
+#[test]
+fn fees_quoted_per_day_month_or_gb_are_kept_per_hour() {
+    let db = fresh_db();
+    // AutoDL's 0.005 元/GB·天 on a 240 GB disk is 1.20 a day; an IP at 36 a month is 0.05 an hour.
+    leasehold(
+        &db.path,
+        &[
+            "instance",
+            "add",
+            "box",
+            "--gpu",
+            "RTX 4090",
+            "--price",
+            "2",
+            "--currency",
+            "CNY",
+            "--disk-fee",
+            "0.005/gb-day",
+            "--disk-size-gb",
+            "240",
+            "--snapshot-fee",
+            "0.07/GB·month",
+            "--snapshot-size-gb",
+            "100",
+            "--ip-fee",
+            "36/month",
+            "--at",
+            T0,
+        ],
+    )
+    .success();
+    let shown = json(&leasehold(&db.path, &["instance", "show", "box", "--json"]).success());
+    assert_eq!(shown["rules"]["data_disk_per_hour"], "0.05");
+    assert_eq!(shown["rules"]["snapshot_per_hour"], "0.00972222");
+    assert_eq!(shown["rules"]["public_ip_per_hour"], "0.05");
+
+    // A later rules change takes the same units.
+    leasehold(
+        &db.path,
+        &[
+            "instance",
+            "rules",
+            "box",
+            "--disk-fee",
+            "2.4/day",
+            "--at",
+            "2025-03-01T10:00:00Z",
+        ],
+    )
+    .success();
+    let shown = json(&leasehold(&db.path, &["instance", "show", "box", "--json"]).success());
+    assert_eq!(shown["rules"]["data_disk_per_hour"], "0.1");
+
+    // A per-GB quote without its size, an unknown unit, or an IP per GB is refused and writes nothing.
+    let before = row_counts(&db.path);
+    for (flags, says) in [
+        (&["--disk-fee", "0.005/gb-day"][..], "data_disk_size_gb"),
+        (&["--ip-fee", "1/week"][..], "not a fee unit"),
+        (&["--ip-fee", "0.1/gb-month"][..], "no size"),
+    ] {
+        let mut args = vec![
+            "instance",
+            "add",
+            "other",
+            "--gpu",
+            "RTX 4090",
+            "--price",
+            "2",
+            "--currency",
+            "CNY",
+        ];
+        args.extend_from_slice(flags);
+        leasehold(&db.path, &args).code(2).stderr(contains(says));
+    }
+    assert_eq!(row_counts(&db.path), before);
+}

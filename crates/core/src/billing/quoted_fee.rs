@@ -90,7 +90,61 @@ impl HourlyExtra {
     }
 }
 
+impl std::str::FromStr for FeePer {
+    type Err = String;
+
+    /// The unit as a command line writes it: `hour`, `day`, `month`, `gb-day`, `gb-month`
+    /// (`h`, `d`, `mo`, `gb/day`, `GB·month` and other spellings of the same are taken too).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let unit: String = text
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| {
+                if matches!(c, '/' | '·' | '_' | ' ') {
+                    '-'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        match unit.as_str() {
+            "h" | "hr" | "hour" => Ok(Self::Hour),
+            "d" | "day" => Ok(Self::Day),
+            "mo" | "month" => Ok(Self::Month),
+            "gb-day" | "gb-d" => Ok(Self::GbDay),
+            "gb-month" | "gb-mo" => Ok(Self::GbMonth),
+            _ => Err(format!(
+                "{text:?} is not a fee unit (hour, day, month, gb-day or gb-month)"
+            )),
+        }
+    }
+}
+
 impl QuotedFee {
+    /// A fee as typed on a command line, `AMOUNT` (per hour) or `AMOUNT/UNIT` (`0.005/gb-day`,
+    /// `20/month`), with the size a per-GB unit needs; `field` names the rules field it is for.
+    /// The amount and unit are only read here: [`Self::per_hour`] judges them.
+    pub fn parse(
+        field: &'static str,
+        text: &str,
+        size_gb: Option<Decimal>,
+    ) -> Result<Self, BillingError> {
+        let (amount, per) = match text.split_once('/') {
+            Some((amount, unit)) => (
+                amount,
+                unit.parse::<FeePer>()
+                    .map_err(|reason| BillingError::InvalidInput { field, reason })?,
+            ),
+            None => (text, FeePer::Hour),
+        };
+        Ok(Self {
+            amount: super::rules::parse_decimal(field, amount)?,
+            per,
+            size_gb,
+        })
+    }
+
     /// The fee per hour, rounded to 8 decimals; refuses a negative amount, a per-GB quote without
     /// a size above zero (or on an extra that has no size), and a result beyond what any hourly fee
     /// may be.
@@ -192,6 +246,37 @@ mod tests {
                     }
                 ),
                 "{size:?}: {err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_command_line_quote_reads_its_unit() {
+        let parsed = |text: &str, size| QuotedFee::parse("data_disk_per_hour", text, size);
+        assert_eq!(
+            parsed("0.005/gb-day", Some(dec!(200))).unwrap(),
+            fee(dec!(0.005), FeePer::GbDay, Some(dec!(200)))
+        );
+        assert_eq!(
+            parsed(" 20 / Month ", None).unwrap(),
+            fee(dec!(20), FeePer::Month, None)
+        );
+        assert_eq!(parsed("0.07/GB·month", None).unwrap().per, FeePer::GbMonth);
+        assert_eq!(
+            parsed("0.05", None).unwrap(),
+            fee(dec!(0.05), FeePer::Hour, None)
+        );
+        for refused in ["0.1/week", "0.1/", "abc/day", "/day"] {
+            let err = parsed(refused, None).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    BillingError::InvalidInput {
+                        field: "data_disk_per_hour",
+                        ..
+                    }
+                ),
+                "{refused}: {err:?}"
             );
         }
     }
