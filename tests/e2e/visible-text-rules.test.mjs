@@ -27,8 +27,12 @@ describe('visible-text rules', () => {
       assert.ok(offenders('run `nvidia-smi` first', language).includes('backticks: `nvidia-smi`'))
       assert.ok(offenders('PyTorch allocated ? GiB', language).includes('missing figure: ? GiB'))
       assert.ok(offenders('¥? so far', language).includes('missing figure: ¥?'))
-      assert.ok(offenders('CNY', language).includes('bare currency code: CNY'))
     }
+    // A currency code alone on a line of a Chinese screen (a label, a field's unit), wherever
+    // the line is among the screen's lines.
+    assert.ok(offenders('CNY', 'zh-CN').includes('bare currency code: CNY'))
+    assert.ok(offenders('预算\n100\nCNY\n下一步', 'zh-CN').includes('bare currency code: CNY'))
+    assert.deepEqual(offenders('Budget\nCNY', 'en').filter((o) => o.startsWith('bare')), [])
     // A keyword argument people type, a currency inside a sentence and a dated day are fine.
     assert.deepEqual(offenders('Load with low_cpu_mem_usage=True; prices in CNY; on 2026-12-04', 'en'), [])
   })

@@ -74,8 +74,11 @@ export function offenders(text, language) {
   // A "?" standing in for a missing figure beside a unit ("? GiB", "¥?", "? %").
   for (const m of text.matchAll(/(?:(?<![\w?])\?\s?(?:GiB|MiB|GB|MB|%|h|min|元|\/h)(?![\w])|[¥$€]\?)/g)) add('missing figure', m[0])
   // A lower-case step id used as a title (install.cuda_toolkit, step_3) is caught above; a bare
-  // currency code standing alone as a label is one too ("CNY" where ¥ or 元 belongs).
-  if (/^\s*(?:CNY|USD|EUR|HKD|JPY|GBP)\s*$/.test(text)) add('bare currency code', text.trim())
+  // currency code standing alone on a line (a label, a field's unit) is one too on a Chinese screen
+  // ("CNY" where 元 belongs). An English screen writes amounts as "100 CNY", so a code there is a unit.
+  if (language === 'zh-CN') {
+    for (const m of text.matchAll(/^[ \t]*(CNY|USD|EUR|HKD|JPY|GBP)[ \t]*$/gm)) add('bare currency code', m[1])
+  }
 
   if (language === 'zh-CN') {
     // What a program printed, quoted in a Chinese sentence (“no kernel image …”), stays verbatim.
