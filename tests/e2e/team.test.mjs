@@ -181,7 +181,16 @@ describe('team mode', () => {
     await s.waitFor(budgetReminder, { timeoutMs: 90_000 })
     const budgetText = await s.text(budgetReminder)
     assert.match(budgetText, /Team lab/, 'the team is named')
-    assert.match(budgetText, /50 % used/)
+    // The title says how much is used now (Bob's A100 has spent about 24 of 40: about 60 %), the
+    // same figure as the line under it, never the 50 % tier that fired the reminder. Both are read
+    // from one look at the card, so a refresh in between cannot split them.
+    const used = /Team budget: (\d+(?:\.\d)?)% used/.exec(budgetText)
+    assert.ok(used, `the title names the figure used: ${budgetText}`)
+    const figure = Number(used[1])
+    assert.ok(figure >= 50 && figure < 100, `about 24 of 40 spent, past the first tier and within the budget: ${used[0]}`)
+    assert.notEqual(used[1], '50', `the figure now, not the tier: ${used[0]}`)
+    const below = /(\d+(?:\.\d)?)% of the budget/.exec(budgetText)
+    assert.equal(below?.[1], used[1], 'the title and the line under it say the same figure')
     await s.click(`${budgetReminder} [data-testid="reminder-open-team"]`)
     await waitFor(async () => (await s.text('[data-testid="page-title"]')) === 'Team', { what: 'the Team page' })
 

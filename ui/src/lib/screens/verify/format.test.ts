@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { seconds, size, unit, usage } from './format'
+import { percent, seconds, size, unit, usage } from './format'
 
 describe('facts formatting', () => {
   it('shows memory in GiB with one decimal, small amounts in MiB, unknown as a dash', () => {
@@ -12,14 +12,17 @@ describe('facts formatting', () => {
   })
 
   it('shows usage with its share, and copes with unknown parts', () => {
-    expect(usage(17321, 46068)).toBe('16.9 GiB / 45 GiB (38%)')
-    expect(usage(null, 46068)).toBe('— / 45 GiB')
-    expect(usage(3, null)).toBe('3 MiB')
+    expect(usage(17321, 46068, 'en')).toBe('16.9 GiB / 45 GiB (38%)')
+    expect(usage(17321, 46068, 'zh-CN')).toBe('16.9 GiB / 45 GiB (38%)')
+    expect(usage(null, 46068, 'en')).toBe('— / 45 GiB')
+    expect(usage(3, null, 'en')).toBe('3 MiB')
   })
 
   it('rounds values and durations for reading', () => {
     expect(unit(213.77, ' W', 1)).toBe('213.8 W')
     expect(unit(null, ' W')).toBe('—')
+    expect(percent(87.6, 'en')).toBe('88%')
+    expect(percent(null, 'en')).toBe('—')
     expect(seconds(420)).toBe('0.4 s')
     expect(seconds(14_200)).toBe('14 s')
   })

@@ -1,4 +1,5 @@
 // Numbers as the facts view shows them.
+import { formatPercent } from '../../format'
 
 /** MiB → `23.6 GiB` (or `512 MiB` below one GiB); `—` when unknown. */
 export function size(mib: number | null | undefined): string {
@@ -8,11 +9,17 @@ export function size(mib: number | null | undefined): string {
   return `${gib >= 100 ? Math.round(gib) : Math.round(gib * 10) / 10} GiB`
 }
 
-/** `used / total` memory of a GPU or disk, with the share used. */
-export function usage(used: number | null | undefined, total: number | null | undefined): string {
+/** `used / total` memory of a GPU or disk, with the share used in the reader's style. */
+export function usage(used: number | null | undefined, total: number | null | undefined, lang: string): string {
   if (total === null || total === undefined || total <= 0) return size(used)
   if (used === null || used === undefined) return `— / ${size(total)}`
-  return `${size(used)} / ${size(total)} (${Math.round((used / total) * 100)}%)`
+  return `${size(used)} / ${size(total)} (${formatPercent((used / total) * 100, lang)})`
+}
+
+/** A share in percent (`38%`) in the reader's style, or `—` when unknown. */
+export function percent(value: number | null | undefined, lang: string): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '—'
+  return formatPercent(value, lang)
 }
 
 /** A value with its unit, or `—`. */
