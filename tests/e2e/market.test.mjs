@@ -13,7 +13,7 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { startStandin } from './lib/provider-standin.mjs'
 import { BINARY, launchApp, screenshot } from './lib/app.mjs'
-import { connectWithKey, finishFirstRun, goTo, switchLanguage } from './lib/flows.mjs'
+import { connectWithKey, fill, finishFirstRun, goTo, next, onStep, switchLanguage } from './lib/flows.mjs'
 import { startSshd } from './lib/sshd.mjs'
 import { startSecretService } from './lib/secret-service.mjs'
 import { waitFor } from './lib/webdriver.mjs'
@@ -252,5 +252,40 @@ describe('the market', () => {
     await screenshot(s, 'zh-CN/94-market-alert')
     await s.click('[data-testid="market-alert-remove"]')
     await s.waitFor('[data-testid="market-alerts-empty"]')
+  })
+
+  it('zh-CN and en: a first H100 price ten times the live market is questioned in the review', async () => {
+    // No H100 was rented before and it has no launch price here: only the market's live offers
+    // (the stand-in's H100 SXM at $1.99) can tell that $19.90 per GPU-hour is a slipped point.
+    async function reviewH100(price) {
+      await goTo(s, 'new-rental')
+      await s.waitFor('[data-testid="wizard"]')
+      while ((await (await s.find('[data-testid="wizard"]')).attribute('data-step')) !== 'rental') {
+        await s.click('[data-testid="wizard-back"]')
+      }
+      await onStep(s, 'rental')
+      await s.click('[data-testid="preset-runpod"]')
+      await fill(s, 'name', 'h100-first')
+      await fill(s, 'gpu_model', 'H100 80GB')
+      await fill(s, 'price_per_gpu_hour', price)
+      await next(s, 'rules')
+      await next(s, 'extras')
+      await next(s, 'plan')
+      await next(s, 'review')
+    }
+    await reviewH100('19.90')
+    const zh = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_market"]')
+    assert.match(await zh.text(), /当前最高市场报价的 10 倍/)
+    await screenshot(s, 'zh-CN/95-market-price-check')
+    await switchLanguage(s, 'en')
+    await reviewH100('19.90')
+    const en = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_market"]')
+    assert.match(await en.text(), /is 10× the dearest offer the market has for this GPU now/)
+    await screenshot(s, 'en/95-market-price-check')
+    // A price in line with the market says nothing of it.
+    await s.click('[data-testid="price-check-edit"]')
+    await reviewH100('2.10')
+    await s.waitFor('[data-testid="review"]')
+    assert.equal((await s.findAll('[data-testid="price-warning"][data-kind="far_from_market"]')).length, 0)
   })
 })

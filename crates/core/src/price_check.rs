@@ -2,17 +2,18 @@
 //! (a slipped decimal point, the monthly price in the hourly field, yuan in a dollar preset)
 //! goes through a form without a word, and the ledger then bills it faithfully.
 //!
-//! Pure: the caller brings what this user paid before ([`crate::catalog::earlier_prices`]) and,
-//! when known, what the card costs to buy; New rental's review and the provider imports call the
-//! same function. A first-time renter has no history, so the card's launch price — converted at
+//! Pure: the caller brings what this user paid before ([`crate::catalog::earlier_prices`]), the
+//! market's live prices for the card when a refresh kept any ([`LivePrice`], from
+//! `crate::market::live_prices`) and, when known, what the card costs to buy; New rental's review
+//! and every instance's status (imports included) call the same function. A first-time renter has no history, so the card's launch price — converted at
 //! the fixed, dated rate of [`crate::billing::exchange`] when the price is in yuan — still catches the
 //! 360 yuan 4090; and a plan whose hours at this price outspend its budget is said before it
 //! starts.
 //!
 //! It questions a price per GPU-hour at ≥ 3× or ≤ ⅓ of what this user paid for the same GPU
-//! (`FAR_FACTOR`), one that pays for the card within 168 h (`PAYBACK_HOURS`), and yuan in a dollar
-//! preset; [`check_in_store`] reads the earlier prices from the store itself. Its own module, not
-//! billing's: it reads the GPU catalog, which reads the ledger.
+//! (`FAR_FACTOR`), ≥ 3× the dearest or ≤ ⅓ of the cheapest live on-demand offer for it, one that pays for the card within 168 h (`PAYBACK_HOURS`), and yuan in a dollar
+//! preset; `usecase::price::check` reads the earlier and live prices from the store. Its own
+//! module, not billing's: it reads the GPU catalog, which reads the ledger.
 
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
@@ -38,6 +39,16 @@ const LAUNCH_PRICES_USD: &[(&str, Decimal)] = &[
     ("rtx-3090", dec!(1499)),
     ("rtx-3080", dec!(699)),
 ];
+
+/// A price the market offers now for one card: an in-stock, on-demand offer from a provider's
+/// live catalog (bids and prices only seen in the past are left out by whoever gathers these).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LivePrice {
+    /// The card as the provider names it.
+    pub gpu: String,
+    pub price_per_gpu_hour: Decimal,
+    pub currency: String,
+}
 
 /// What the check looks at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -83,6 +94,23 @@ pub enum PriceWarning {
         /// This price divided by the earlier one, two decimals.
         #[ts(type = "string")]
         times: Decimal,
+    },
+    /// Far outside what the market offers this GPU for now (`times` > 1: that many times its
+    /// dearest live offer; < 1: that fraction of its cheapest).
+    FarFromMarket {
+        /// The cheapest and dearest live on-demand offer, per GPU-hour, in the check's currency.
+        #[ts(type = "string")]
+        low: Decimal,
+        #[ts(type = "string")]
+        high: Decimal,
+        /// How many live offers the band was read from.
+        offers: u32,
+        #[ts(type = "string")]
+        times: Decimal,
+        /// The rate offers in another currency were converted at, when any were.
+        #[ts(optional)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        converted_at: Option<DatedRate>,
     },
     /// At this price renting pays for the card itself within `hours` (less than a week).
     PaysForTheCard {
@@ -132,8 +160,13 @@ pub fn far_from(price: Decimal, earlier: Decimal) -> bool {
     times >= FAR_FACTOR || times * FAR_FACTOR <= Decimal::ONE
 }
 
-/// Look at `input` against the prices paid before (`earlier`, newest last).
-pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceCheck {
+/// Look at `input` against the prices paid before (`earlier`, newest last) and the market's live
+/// offers (`live`).
+pub fn price_check(
+    input: &PriceCheckInput,
+    earlier: &[PriceEntry],
+    live: &[LivePrice],
+) -> PriceCheck {
     let currency = input.currency.trim().to_ascii_uppercase();
     let price = input.price_per_gpu_hour;
     let mut warnings = Vec::new();
@@ -172,6 +205,9 @@ pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceChec
             }
         }
     }
+    if let Some(warning) = gpu.and_then(|gpu| far_from_market(price, gpu, &currency, live)) {
+        warnings.push(warning);
+    }
     if let Some((card_price, converted_at)) = card_price_in(input, gpu, &currency) {
         // A price of a billionth overflows the division: it cannot pay for anything, no warning.
         if let Some(hours) = card_price.checked_div(price).filter(|h| *h < PAYBACK_HOURS) {
@@ -198,6 +234,47 @@ pub fn price_check(input: &PriceCheckInput, earlier: &[PriceEntry]) -> PriceChec
     PriceCheck { warnings, currency }
 }
 
+/// The live band for `gpu` in `currency` (offers in another currency converted at the dated
+/// rate; those without a rate left out), and a warning when `price` lies [`FAR_FACTOR`] outside
+/// it. No live offer for the card: no band, no warning.
+fn far_from_market(
+    price: Decimal,
+    gpu: &GpuSpec,
+    currency: &str,
+    live: &[LivePrice],
+) -> Option<PriceWarning> {
+    let mut converted_at = None;
+    let prices: Vec<Decimal> = live
+        .iter()
+        .filter(|offer| offer.price_per_gpu_hour > Decimal::ZERO && same_gpu(gpu, &offer.gpu))
+        .filter_map(|offer| {
+            if offer.currency.eq_ignore_ascii_case(currency) {
+                return Some(offer.price_per_gpu_hour);
+            }
+            let rate = exchange::rate(&offer.currency, currency)?;
+            let converted = offer.price_per_gpu_hour.checked_mul(rate.rate)?;
+            converted_at = Some(rate);
+            Some(converted)
+        })
+        .collect();
+    let low = prices.iter().copied().min()?;
+    let high = prices.iter().copied().max()?;
+    let times = if far_from(price, high) && price > high {
+        price.checked_div(high)?
+    } else if far_from(price, low) && price < low {
+        price.checked_div(low)?
+    } else {
+        return None;
+    };
+    Some(PriceWarning::FarFromMarket {
+        low: display_rate(low),
+        high: display_rate(high),
+        offers: u32::try_from(prices.len()).unwrap_or(u32::MAX),
+        times: times.round_dp(2),
+        converted_at,
+    })
+}
+
 /// What one card costs in `currency`: the renter's own figure, else the launch price in dollars,
 /// converted at the dated rate when the price is in another currency (with that rate).
 fn card_price_in(
@@ -215,16 +292,6 @@ fn card_price_in(
     }
     let rate = exchange::rate("USD", currency)?;
     Some((usd.checked_mul(rate.rate)?, Some(rate)))
-}
-
-/// [`price_check`] against the prices of the rentals recorded in `store`.
-pub async fn check_in_store(
-    store: &crate::store::Store,
-    input: &PriceCheckInput,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<PriceCheck, crate::billing::BillingError> {
-    let earlier = crate::catalog::recommend::earlier_prices(store, now).await?;
-    Ok(price_check(input, &earlier))
 }
 
 #[cfg(test)]
@@ -260,6 +327,7 @@ mod tests {
         let check = price_check(
             &input("RTX 4090", dec!(360), "CNY", Some("autodl")),
             &earlier,
+            &[],
         );
         assert_eq!(
             check.warnings[0],
@@ -281,12 +349,12 @@ mod tests {
             paid("RTX 4090", dec!(9), "CNY"),
             paid("RTX 4090", dec!(2.2), "CNY"),
         ];
-        let near = price_check(&input("4090", dec!(2.5), "CNY", None), &earlier);
+        let near = price_check(&input("4090", dec!(2.5), "CNY", None), &earlier, &[]);
         assert!(
             near.warnings.is_empty(),
             "2.5 against 2.2 last time: {near:?}"
         );
-        let cheap = price_check(&input("4090", dec!(0.25), "CNY", None), &earlier);
+        let cheap = price_check(&input("4090", dec!(0.25), "CNY", None), &earlier, &[]);
         assert!(
             matches!(cheap.warnings[..], [PriceWarning::FarFromEarlier { .. }]),
             "a tenth of the last price (the hourly field holding a per-minute price?)"
@@ -299,14 +367,84 @@ mod tests {
             paid("RTX 4090", dec!(0.4), "USD"),
             paid("A100 80GB", dec!(3.6), "CNY"),
         ];
-        let check = price_check(&input("RTX 4090", dec!(3.6), "CNY", None), &earlier);
+        let check = price_check(&input("RTX 4090", dec!(3.6), "CNY", None), &earlier, &[]);
         assert!(check.warnings.is_empty(), "{check:?}");
+    }
+
+    fn live(gpu: &str, price: Decimal, currency: &str) -> LivePrice {
+        LivePrice {
+            gpu: gpu.into(),
+            price_per_gpu_hour: price,
+            currency: currency.into(),
+        }
+    }
+
+    #[test]
+    fn a_price_far_outside_the_live_market_is_questioned_within_it_passes() {
+        // An H100 has no launch price here and this user never rented one: only the market knows.
+        let market = [
+            live("H100 80GB HBM3", dec!(2.39), "USD"),
+            live("NVIDIA H100 80GB HBM3", dec!(2.99), "USD"),
+            live("RTX 4090", dec!(0.34), "USD"),
+        ];
+        let typo = price_check(&input("H100 80GB", dec!(23.9), "USD", None), &[], &market);
+        assert_eq!(
+            typo.warnings,
+            vec![PriceWarning::FarFromMarket {
+                low: dec!(2.39),
+                high: dec!(2.99),
+                offers: 2,
+                times: dec!(7.99),
+                converted_at: None,
+            }]
+        );
+        let cheap = price_check(&input("H100", dec!(0.239), "USD", None), &[], &market);
+        assert!(
+            matches!(cheap.warnings[..], [PriceWarning::FarFromMarket { times, .. }] if times == dec!(0.1)),
+            "a tenth of the cheapest offer: {cheap:?}"
+        );
+        for fair in [dec!(2.5), dec!(4.5), dec!(1.0)] {
+            let check = price_check(&input("H100", fair, "USD", None), &[], &market);
+            assert!(check.warnings.is_empty(), "{fair}: {check:?}");
+        }
+        assert!(
+            price_check(&input("A100 80GB", dec!(90), "USD", None), &[], &market)
+                .warnings
+                .iter()
+                .all(|w| !matches!(w, PriceWarning::FarFromMarket { .. })),
+            "no live offer for the card, no band"
+        );
+    }
+
+    #[test]
+    fn a_yuan_price_is_held_against_dollar_offers_through_the_dated_rate() {
+        let market = [live("H100 80GB", dec!(2.5), "USD")];
+        // 2.5 dollars at the dated rate is about 17.75 yuan: 177.5 yuan is ten times that.
+        let check = price_check(&input("H100", dec!(177.5), "CNY", None), &[], &market);
+        let [PriceWarning::FarFromMarket {
+            low,
+            times,
+            converted_at: Some(rate),
+            ..
+        }] = &check.warnings[..]
+        else {
+            panic!("expected a market warning with its rate: {check:?}");
+        };
+        assert_eq!((rate.from.as_str(), rate.to.as_str()), ("USD", "CNY"));
+        assert_eq!(*low, display_rate(dec!(2.5) * rate.rate));
+        assert_eq!(*times, (dec!(177.5) / (dec!(2.5) * rate.rate)).round_dp(2));
+        let fair = price_check(&input("H100", dec!(16), "CNY", None), &[], &market);
+        assert!(fair.warnings.is_empty(), "{fair:?}");
     }
 
     #[test]
     fn a_price_that_pays_for_the_card_within_a_week_is_questioned() {
         // $1,599 at $40/h: 40 hours.
-        let check = price_check(&input("RTX 4090", dec!(40), "USD", Some("runpod")), &[]);
+        let check = price_check(
+            &input("RTX 4090", dec!(40), "USD", Some("runpod")),
+            &[],
+            &[],
+        );
         assert_eq!(
             check.warnings,
             vec![PriceWarning::PaysForTheCard {
@@ -315,16 +453,20 @@ mod tests {
                 converted_at: None,
             }]
         );
-        let fair = price_check(&input("RTX 4090", dec!(0.69), "USD", Some("runpod")), &[]);
+        let fair = price_check(
+            &input("RTX 4090", dec!(0.69), "USD", Some("runpod")),
+            &[],
+            &[],
+        );
         assert!(fair.warnings.is_empty(), "{fair:?}");
         let mut own = input("RTX 4090", dec!(360), "CNY", None);
         own.card_price = Some(dec!(13000));
         assert!(matches!(
-            price_check(&own, &[]).warnings[..],
+            price_check(&own, &[], &[]).warnings[..],
             [PriceWarning::PaysForTheCard { .. }]
         ));
         assert!(
-            price_check(&input("H100 80GB", dec!(360), "CNY", None), &[])
+            price_check(&input("H100 80GB", dec!(360), "CNY", None), &[], &[])
                 .warnings
                 .is_empty(),
             "no launch price is known for this card, so no pay-back is claimed"
@@ -335,7 +477,11 @@ mod tests {
     fn a_first_time_typo_in_yuan_is_caught_through_the_dated_rate() {
         // 360 yuan per GPU-hour for a 4090 with no history: the $1,599 card at 7.10 is
         // 11,353 yuan, paid back in 31.5 hours.
-        let check = price_check(&input("RTX 4090", dec!(360), "CNY", Some("autodl")), &[]);
+        let check = price_check(
+            &input("RTX 4090", dec!(360), "CNY", Some("autodl")),
+            &[],
+            &[],
+        );
         let [PriceWarning::PaysForTheCard {
             card_price,
             hours,
@@ -347,7 +493,11 @@ mod tests {
         assert_eq!((*card_price, *hours), (dec!(11353), dec!(31.5)));
         assert_eq!((rate.from.as_str(), rate.to.as_str()), ("USD", "CNY"));
         assert_eq!(rate.as_of, exchange::RATES_AS_OF);
-        let fair = price_check(&input("RTX 4090", dec!(2.28), "CNY", Some("autodl")), &[]);
+        let fair = price_check(
+            &input("RTX 4090", dec!(2.28), "CNY", Some("autodl")),
+            &[],
+            &[],
+        );
         assert!(fair.warnings.is_empty(), "{fair:?}");
     }
 
@@ -359,7 +509,7 @@ mod tests {
         plan.planned_hours = Some(dec!(10));
         plan.budget = Some(dec!(100));
         assert_eq!(
-            price_check(&plan, &[]).warnings,
+            price_check(&plan, &[], &[]).warnings,
             vec![PriceWarning::OverBudget {
                 planned_cost: dec!(3600),
                 budget: dec!(100),
@@ -369,20 +519,24 @@ mod tests {
         plan.price_per_gpu_hour = dec!(2);
         plan.gpu_count = Some(8);
         assert!(matches!(
-            price_check(&plan, &[]).warnings[..],
+            price_check(&plan, &[], &[]).warnings[..],
             [PriceWarning::OverBudget { planned_cost, .. }] if planned_cost == dec!(160)
         ));
         plan.gpu_count = Some(1);
-        assert!(price_check(&plan, &[]).warnings.is_empty());
+        assert!(price_check(&plan, &[], &[]).warnings.is_empty());
         // Absurd figures overflow into no warning, never a panic.
         plan.planned_hours = Some(Decimal::MAX);
         plan.price_per_gpu_hour = Decimal::MAX;
-        let _ = price_check(&plan, &[]);
+        let _ = price_check(&plan, &[], &[]);
     }
 
     #[test]
     fn yuan_in_a_dollar_preset_is_questioned() {
-        let check = price_check(&input("RTX 4090", dec!(0.69), "CNY", Some("runpod")), &[]);
+        let check = price_check(
+            &input("RTX 4090", dec!(0.69), "CNY", Some("runpod")),
+            &[],
+            &[],
+        );
         assert_eq!(
             check.warnings,
             vec![PriceWarning::CurrencyDiffers {
@@ -390,7 +544,7 @@ mod tests {
             }]
         );
         assert!(
-            price_check(&input("RTX 4090", dec!(2), "CNY", Some("autodl")), &[])
+            price_check(&input("RTX 4090", dec!(2), "CNY", Some("autodl")), &[], &[])
                 .warnings
                 .is_empty()
         );

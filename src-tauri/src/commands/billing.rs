@@ -98,13 +98,14 @@ pub fn rent_vs_buy(input: RentVsBuyInput) -> Result<RentVsBuy, ApiError> {
     billing::rent_vs_buy(&input).map_err(Into::into)
 }
 
-/// A second look at a price before it is recorded (New rental's review, imports): far from what
-/// was paid before for this GPU, pays for the card within a week, or in the wrong currency.
+/// A second look at a price before it is recorded (New rental's review): far from what was paid
+/// before for this GPU or from the market's live offers, pays for the card within a week, over
+/// the budget, or in the wrong currency.
 #[tauri::command]
 #[tracing::instrument(skip(state), err(Debug))]
 pub async fn price_check(
     state: tauri::State<'_, AppState>,
     input: PriceCheckInput,
 ) -> Result<PriceCheck, ApiError> {
-    Ok(leasehold_core::price_check::check_in_store(&state.store, &input, state.now()).await?)
+    Ok(leasehold_core::usecase::price::check(&state.context(), &input).await?)
 }

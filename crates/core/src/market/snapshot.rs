@@ -100,6 +100,29 @@ pub async fn all_offers(store: &Store) -> Result<Vec<Offer>, MarketError> {
         .collect())
 }
 
+/// How old a kept catalog may be and still count as what the market asks now.
+pub const LIVE_FOR: chrono::Duration = chrono::Duration::days(7);
+
+/// The prices a price check holds a typed price against: kept offers that are in stock, on
+/// demand (bids and interruptible offers say little of what a rental costs) and read from a
+/// provider's catalog within [`LIVE_FOR`] of `now`.
+pub async fn live_prices(
+    store: &Store,
+    now: DateTime<Utc>,
+) -> Result<Vec<crate::price_check::LivePrice>, MarketError> {
+    Ok(all_offers(store)
+        .await?
+        .into_iter()
+        .filter(|o| !o.interruptible && o.stock.in_stock() && o.source == PriceSource::Catalog)
+        .filter(|o| now - o.fetched_at <= LIVE_FOR)
+        .map(|o| crate::price_check::LivePrice {
+            gpu: o.gpu,
+            price_per_gpu_hour: o.price_per_gpu_hour,
+            currency: o.currency,
+        })
+        .collect())
+}
+
 async fn save_good(
     store: &Store,
     provider: Provider,

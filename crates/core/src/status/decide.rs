@@ -552,6 +552,10 @@ impl Decided<'_, '_> {
                 format!("the price is {times}× what you paid for this GPU before ({earlier} {currency}/h)"),
                 vec![("kind", "far_from_earlier".to_owned()), ("earlier", earlier.to_string()), ("currency", currency), ("times", times.to_string())],
             ),
+            PriceWarning::FarFromMarket { low, high, offers, times, .. } => (
+                format!("the price is {times}× outside what the market offers this GPU for now ({low} to {high} {currency}/h, {offers} offers)"),
+                vec![("kind", "far_from_market".to_owned()), ("low", low.to_string()), ("high", high.to_string()), ("offers", offers.to_string()), ("times", times.to_string()), ("currency", currency)],
+            ),
             PriceWarning::PaysForTheCard { card_price, hours, .. } => (
                 format!("at this price renting pays for the card itself ({card_price} {currency}) in {hours} hours: check for a typo"),
                 vec![("kind", "pays_for_the_card".to_owned()), ("card_price", card_price.to_string()), ("hours", hours.to_string()), ("currency", currency)],

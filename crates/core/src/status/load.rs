@@ -15,7 +15,7 @@ use rust_decimal::Decimal;
 use crate::billing::ledger::{self, BrokenInstance, InstanceHistory};
 use crate::billing::{BillingError, EventKind, InstanceSummary, ProviderKey};
 use crate::catalog::recommend::prices_from_rentals;
-use crate::price_check::{price_check, PriceCheckInput, PriceWarning};
+use crate::price_check::{price_check, LivePrice, PriceCheckInput, PriceWarning};
 use crate::store::probe_runs::RunOwner;
 use crate::store::{
     accounts, backups, follow_ups, gpu_minutes, price_acks, probe_runs, ssh_targets, stop_checks,
@@ -31,6 +31,8 @@ pub async fn for_instance(
 ) -> Result<InstanceStatus, StatusError> {
     let history = ledger::history_of(store, name).await?;
     let rentals = ledger::list(store, now).await?;
+    // Before this function holds a connection: the market reads through the pool too.
+    let live = live_prices(store, now).await;
     let mut conn = store.pool().acquire().await?;
     let row = crate::store::ledger::find_instance(&mut conn, name)
         .await?
@@ -42,7 +44,32 @@ pub async fn for_instance(
         provider: &row.provider,
         gpu_model: &row.gpu_model,
     };
-    status_of(&mut conn, &history, rental, &rentals, &checks, now).await
+    let others = Others {
+        rentals: &rentals,
+        checks: &checks,
+        live: &live,
+    };
+    status_of(&mut conn, &history, rental, others, now).await
+}
+
+/// What the status of one instance reads from the others: the rentals (what was paid before),
+/// the stop checks, and the market's live prices.
+#[derive(Clone, Copy)]
+struct Others<'a> {
+    rentals: &'a [InstanceSummary],
+    checks: &'a [stop_checks::StopCheckRow],
+    live: &'a [LivePrice],
+}
+
+/// The market's live prices for the price flag; a market that cannot be read only means no
+/// market band (the flag still checks the card and this user's history).
+async fn live_prices(store: &Store, now: DateTime<Utc>) -> Vec<LivePrice> {
+    crate::market::snapshot::live_prices(store, now)
+        .await
+        .unwrap_or_else(|err| {
+            tracing::warn!(%err, "market prices left out of the price checks");
+            Vec::new()
+        })
 }
 
 /// What the ledger's instance row adds to its history: where it is rented and which card.
@@ -57,6 +84,8 @@ struct Rental<'a> {
 pub async fn all(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceStatus>, StatusError> {
     let histories = ledger::histories(store).await?;
     let rentals = ledger::list(store, now).await?;
+    // Before this function holds a connection: the market reads through the pool too.
+    let live = live_prices(store, now).await;
     let mut conn = store.pool().acquire().await?;
     let rows: HashMap<i64, (String, String)> = crate::store::ledger::list_instances(&mut conn)
         .await?
@@ -64,6 +93,11 @@ pub async fn all(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceStatus
         .map(|row| (row.id, (row.provider, row.gpu_model)))
         .collect();
     let checks = stop_checks::all(&mut conn).await?;
+    let others = Others {
+        rentals: &rentals,
+        checks: &checks,
+        live: &live,
+    };
     let mut all = Vec::with_capacity(histories.len());
     for history in &histories {
         let rental = rows.get(&history.id).map_or(
@@ -76,7 +110,7 @@ pub async fn all(store: &Store, now: DateTime<Utc>) -> Result<Vec<InstanceStatus
                 gpu_model,
             },
         );
-        match status_of(&mut conn, history, rental, &rentals, &checks, now).await {
+        match status_of(&mut conn, history, rental, others, now).await {
             Ok(status) => all.push(status),
             // One instance whose bill cannot be computed never hides the others.
             Err(StatusError::Billing(err)) if ledger::is_instance_fault(&err) => {
@@ -92,8 +126,7 @@ async fn status_of(
     conn: &mut SqliteConnection,
     history: &InstanceHistory,
     rental: Rental<'_>,
-    rentals: &[InstanceSummary],
-    checks: &[stop_checks::StopCheckRow],
+    others: Others<'_>,
     now: DateTime<Utc>,
 ) -> Result<InstanceStatus, StatusError> {
     let link = accounts::link_of_instance(&mut *conn, history.id).await?;
@@ -113,12 +146,12 @@ async fn status_of(
         .map(|run| run.collected_at);
     let has_target = ssh_targets::find(&mut *conn, history.id).await?.is_some();
     let follow_up = follow_ups::of_instance(&mut *conn, history.id).await?;
-    let price_flag = price_flag(history, rental, rentals, acknowledged);
+    let price_flag = price_flag(history, rental, others, acknowledged);
     let known = Known {
         history,
         provider: ProviderKey::parse(rental.provider).ok(),
         link: link.as_ref(),
-        stop_check: checks.iter().find(|c| c.instance_id == history.id),
+        stop_check: others.checks.iter().find(|c| c.instance_id == history.id),
         monitor,
         watchdog: watchdog.as_ref(),
         last_backup,
@@ -132,14 +165,16 @@ async fn status_of(
 }
 
 /// The first reason the rental's current price looks wrong, checked like New rental checks a
-/// typed price (the card's own price, the budget, this user's other rentals of the card), or
+/// typed price (the card's own price, the budget, this user's other rentals of the card, the
+/// market's live offers for it), or
 /// `None` when it looks right or the renter said this very price is right.
 fn price_flag(
     history: &InstanceHistory,
     rental: Rental<'_>,
-    rentals: &[InstanceSummary],
+    others: Others<'_>,
     acknowledged: Option<(Decimal, String)>,
 ) -> Option<PriceWarning> {
+    let rentals = others.rentals;
     let rules = history.events.iter().rev().find_map(|e| match &e.kind {
         EventKind::Created(rules) | EventKind::RuleChanged(rules) => Some(rules.as_ref()),
         _ => None,
@@ -155,7 +190,7 @@ fn price_flag(
         .iter()
         .find(|r| r.id == history.id)
         .map(|r| r.created_at);
-    let others: Vec<InstanceSummary> = rentals
+    let earlier: Vec<InstanceSummary> = rentals
         .iter()
         .filter(|r| r.id != history.id && created.is_none_or(|c| r.created_at < c))
         .cloned()
@@ -170,7 +205,7 @@ fn price_flag(
         planned_hours: history.planned_hours,
         budget: history.budget,
     };
-    price_check(&input, &prices_from_rentals(&others))
+    price_check(&input, &prices_from_rentals(&earlier), others.live)
         .warnings
         .into_iter()
         .find(|w| !matches!(w, PriceWarning::CurrencyDiffers { .. }))

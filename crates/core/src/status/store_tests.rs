@@ -196,3 +196,107 @@ async fn a_first_time_typo_stays_flagged_until_the_renter_says_the_price_is_righ
         .expect("status")
         .has_warning(codes::PRICE_UNUSUAL));
 }
+
+/// One kept RunPod catalog, fetched at `fetched_at`, offering each (card, dollars per GPU-hour).
+async fn kept_market(
+    store: &Store,
+    offers: &[(&str, rust_decimal::Decimal)],
+    fetched_at: DateTime<Utc>,
+) {
+    use crate::market::{Offer, PriceSource, Stock};
+    let offers: Vec<Offer> = offers
+        .iter()
+        .enumerate()
+        .map(|(i, (gpu, price))| Offer {
+            provider: crate::account::Provider::Runpod,
+            offer_id: format!("offer-{i}"),
+            gpu: (*gpu).into(),
+            count: 1,
+            vram_gb: 80,
+            price_per_hour: *price,
+            price_per_gpu_hour: *price,
+            currency: "USD".into(),
+            storage_per_gb_month: None,
+            region: None,
+            stock: Stock::High,
+            interruptible: false,
+            min_bid: None,
+            reliability: None,
+            fetched_at,
+            source: PriceSource::Catalog,
+        })
+        .collect();
+    let mut conn = store.pool().acquire().await.expect("conn");
+    crate::store::market::save_offers(
+        &mut conn,
+        "runpod",
+        serde_json::to_string(&offers).expect("json"),
+        fetched_at,
+    )
+    .await
+    .expect("kept");
+}
+
+#[tokio::test]
+async fn a_first_rental_of_a_card_with_no_launch_price_is_held_against_the_live_market() {
+    let store = Store::open_in_memory().await.expect("store");
+    for (name, price) in [("typo", dec!(23.90)), ("fair", dec!(2.69))] {
+        let new = NewInstance {
+            name: name.into(),
+            provider: "runpod".into(),
+            region: None,
+            gpu_model: "H100 80GB".into(),
+            currency: "USD".into(),
+            notes: None,
+            planned_hours: None,
+            budget: None,
+            rules: BillingRules::simple(price, 1),
+        };
+        ledger::add_instance(&store, &new, t(0))
+            .await
+            .expect("recorded");
+    }
+    // No history and no launch price for an H100: without the market, nothing questions it.
+    assert!(!for_instance(&store, "typo", t(5))
+        .await
+        .expect("status")
+        .has_warning(codes::PRICE_UNUSUAL));
+
+    kept_market(
+        &store,
+        &[("H100 80GB HBM3", dec!(2.39)), ("H100 SXM", dec!(2.99))],
+        t(1),
+    )
+    .await;
+    let flagged = for_instance(&store, "typo", t(5)).await.expect("status");
+    let warning = flagged
+        .warnings
+        .iter()
+        .find(|w| w.code == codes::PRICE_UNUSUAL)
+        .unwrap_or_else(|| panic!("flagged: {:?}", flagged.warnings));
+    let param = |key: &str| {
+        warning
+            .params
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} in {:?}", warning.params))
+    };
+    assert_eq!(param("kind"), "far_from_market");
+    assert_eq!(
+        (param("low"), param("high")),
+        ("2.39".into(), "2.99".into())
+    );
+    assert_eq!(param("times"), "7.99");
+    assert!(!for_instance(&store, "fair", t(5))
+        .await
+        .expect("status")
+        .has_warning(codes::PRICE_UNUSUAL));
+
+    // A catalog kept from over a week ago is no longer what the market asks.
+    kept_market(&store, &[("H100 80GB HBM3", dec!(2.39))], t(1)).await;
+    let later = t(1) + crate::market::snapshot::LIVE_FOR + Duration::minutes(1);
+    assert!(!for_instance(&store, "typo", later)
+        .await
+        .expect("status")
+        .has_warning(codes::PRICE_UNUSUAL));
+}

@@ -52,9 +52,11 @@ macro_rules! step_errors {
 step_errors!(
     crate::account::AccountError,
     crate::backup::BackupError,
+    crate::billing::BillingError,
     crate::connect::ConnectError,
     crate::install::InstallError,
     crate::keeper::KeeperError,
+    crate::market::MarketError,
     crate::monitor::MonitorError,
     crate::release::ReleaseError,
     crate::ssh::SshError,

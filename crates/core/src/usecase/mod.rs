@@ -16,6 +16,7 @@ mod error;
 pub mod install;
 pub mod keeper;
 pub mod monitor;
+pub mod price;
 pub mod stop;
 pub mod update;
 pub mod verify;

@@ -8,7 +8,19 @@ export type PriceWarning = { "kind": "far_from_earlier", earlier: string, curren
 /**
  * This price divided by the earlier one, two decimals.
  */
-times: string, } | { "kind": "pays_for_the_card", card_price: string, hours: string, 
+times: string, } | { "kind": "far_from_market", 
+/**
+ * The cheapest and dearest live on-demand offer, per GPU-hour, in the check's currency.
+ */
+low: string, high: string, 
+/**
+ * How many live offers the band was read from.
+ */
+offers: number, times: string, 
+/**
+ * The rate offers in another currency were converted at, when any were.
+ */
+converted_at?: DatedRate, } | { "kind": "pays_for_the_card", card_price: string, hours: string, 
 /**
  * The rate the card's dollar price was converted at, when it was.
  */

@@ -940,8 +940,9 @@ export function stopCheckAgain(args: { instance: string }): Promise<HandCheck | 
 }
 
 /**
- * A second look at a price before it is recorded (New rental's review, imports): far from what
- * was paid before for this GPU, pays for the card within a week, or in the wrong currency.
+ * A second look at a price before it is recorded (New rental's review): far from what was paid
+ * before for this GPU or from the market's live offers, pays for the card within a week, over
+ * the budget, or in the wrong currency.
  *
  * `price_check` in src-tauri/src/commands/billing.rs.
  */

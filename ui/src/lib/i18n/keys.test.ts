@@ -72,6 +72,7 @@ describe('message keys used by the UI', () => {
         'import_needs_look',
         'storage_rate_unknown',
         'price_unusual.far_from_earlier',
+        'price_unusual.far_from_market',
         'price_unusual.pays_for_the_card',
         'price_unusual.over_budget',
         'outbid.with_bid',
