@@ -275,12 +275,12 @@ describe('the market', () => {
     }
     await reviewH100('19.90')
     const zh = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_market"]')
-    assert.match(await zh.text(), /当前最高市场报价的 10 倍/)
+    assert.match(await zh.text(), /当前最高市场报价的 10 倍（1 个报价：US\$1\.99）/)
     await screenshot(s, 'zh-CN/95-market-price-check')
     await switchLanguage(s, 'en')
     await reviewH100('19.90')
     const en = await s.waitFor('[data-testid="price-warning"][data-kind="far_from_market"]')
-    assert.match(await en.text(), /is 10× the dearest offer the market has for this GPU now/)
+    assert.match(await en.text(), /is 10× the dearest offer the market has for this GPU now \(1 offer: \$1\.99 per GPU-hour\)/)
     await screenshot(s, 'en/95-market-price-check')
     // A price in line with the market says nothing of it.
     await s.click('[data-testid="price-check-edit"]')
