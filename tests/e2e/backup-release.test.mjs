@@ -117,7 +117,10 @@ describe('backup and release', () => {
     // Release comes after a backup: none exists yet for this instance.
     assert.equal((await s.findAll('[data-testid="go-release"]')).length, 0, 'no Go to Release before a backup')
     await screenshot(s, `${lang}/60-backup-at-risk`)
+    // What the chosen paths weigh: a repository has no measured size, so "at least" the weight's.
+    assert.match(await s.text('[data-testid="backup-chosen"]'), lang === 'en' ? /paths chosen · at least [\d.,]+ (B|kB|MB)/ : /已选 \d+ 个路径 · 至少 [\d.,]+ (B|kB|MB)/)
     await s.click(repoCheck)
+    assert.match(await s.text('[data-testid="backup-chosen"]'), lang === 'en' ? /^1 path chosen · [\d.,]+ (B|kB|MB)/ : /^已选 1 个路径 · [\d.,]+ (B|kB|MB)/)
     const dir = path.join(profile, `backups-${lang}`)
     await s.type('[data-testid="backup-dir"]', dir)
     await s.click('[data-testid="backup-run"]')

@@ -1,5 +1,8 @@
-// Transfer speed and time left from the progress reports a backup sends (pure, tested).
+// Transfer speed and time left from the progress reports a backup sends, and before it starts,
+// what the chosen paths weigh and how long they took at the last backup's speed (pure, tested).
+import type { AtRiskReport } from '../../bindings/AtRiskReport'
 import type { BackupProgress } from '../../bindings/BackupProgress'
+import type { BackupRecord } from '../../bindings/BackupRecord'
 
 export interface Sample {
   at: number
@@ -25,4 +28,26 @@ export function rate(samples: Sample[]): number {
 export function secondsLeft(progress: BackupProgress, bytesPerSecond: number): number | null {
   if (bytesPerSecond <= 0 || progress.bytes_total <= progress.bytes_done) return null
   return (progress.bytes_total - progress.bytes_done) / bytesPerSecond
+}
+
+/**
+ * What the chosen paths weigh, as far as the scan measured them: weights have sizes, a repository
+ * or a working folder does not (`complete` is false when one of those is chosen).
+ */
+export function chosenSize(report: AtRiskReport, chosen: string[]): { bytes: number; complete: boolean } {
+  const sizes = new Map(report.weights.map((weight) => [weight.path, weight.bytes]))
+  return {
+    bytes: chosen.reduce((sum, path) => sum + (sizes.get(path) ?? 0), 0),
+    complete: chosen.every((path) => sizes.has(path)),
+  }
+}
+
+/** The speed of this instance's newest backup that moved bytes (bytes per second), or 0. */
+export function pastRate(records: BackupRecord[]): number {
+  const newest = records
+    .filter((record) => record.bytes > 0)
+    .map((record) => ({ record, seconds: (Date.parse(record.finished_at) - Date.parse(record.started_at)) / 1000 }))
+    .filter(({ seconds }) => seconds > 0)
+    .sort((a, b) => Date.parse(b.record.finished_at) - Date.parse(a.record.finished_at))[0]
+  return newest ? newest.record.bytes / newest.seconds : 0
 }
