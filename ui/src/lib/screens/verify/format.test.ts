@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { percent, seconds, size, unit, usage } from './format'
+import { diskSize, percent, seconds, size, unit, usage } from './format'
 
 describe('facts formatting', () => {
   it('shows memory in GiB with one decimal, small amounts in MiB, unknown as a dash', () => {
@@ -25,5 +25,14 @@ describe('facts formatting', () => {
     expect(percent(null, 'en')).toBe('—')
     expect(seconds(420)).toBe('0.4 s')
     expect(seconds(14_200)).toBe('14 s')
+  })
+})
+
+describe('diskSize', () => {
+  it('writes a disk in decimal GB as Backup does, not GiB', () => {
+    // df's 258 518 MiB disk is the 271 GB Backup shows for it.
+    expect(diskSize(258_518, 'en')).toBe('271 GB')
+    expect(diskSize(33_000, 'zh-CN')).toBe('34.6 GB')
+    expect(diskSize(null, 'en')).toBe('—')
   })
 })

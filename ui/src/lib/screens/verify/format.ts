@@ -1,5 +1,5 @@
 // Numbers as the facts view shows them.
-import { formatPercent } from '../../format'
+import { formatBytes, formatPercent } from '../../format'
 
 /** MiB → `23.6 GiB` (or `512 MiB` below one GiB); `—` when unknown. */
 export function size(mib: number | null | undefined): string {
@@ -7,6 +7,15 @@ export function size(mib: number | null | undefined): string {
   if (mib < 1024) return `${Math.round(mib)} MiB`
   const gib = mib / 1024
   return `${gib >= 100 ? Math.round(gib) : Math.round(gib * 10) / 10} GiB`
+}
+
+/**
+ * A disk's MiB as the Backup screen and the providers write disks: decimal `271 GB`, so the same
+ * disk never reads 252 GiB here and 271 GB there; `—` when unknown.
+ */
+export function diskSize(mib: number | null | undefined, lang: string): string {
+  if (mib === null || mib === undefined || !Number.isFinite(mib)) return '—'
+  return formatBytes(mib * 1024 * 1024, lang)
 }
 
 /** `used / total` memory of a GPU or disk, with the share used in the reader's style. */
