@@ -66,7 +66,7 @@ describe('the flows that protect money', () => {
     await connectWithKey(s, host.sshCommand, host.clientKey)
     await s.click('[data-testid="instance-back"]')
     const banner = await s.waitFor('[data-testid="busy-while-created"]', { timeoutMs: 60_000 })
-    assert.match(await banner.text(), /GPU \d+ is at \d+ %, but this rental is still marked Created/)
+    assert.match(await banner.text(), /GPU \d+ is at \d+%, but this rental is still marked Created/)
     await screenshot(s, 'en/71-busy-while-created')
     await s.click('[data-testid="record-power-on"]')
     await waitFor(async () => (await state()) === 'running', { what: 'the power-on recorded' })

@@ -50,3 +50,11 @@ describe('reminder text values', () => {
     expect(minutesText(185, short, long)).toBe('3 h 05 min')
   })
 })
+
+describe('reminder percentages', () => {
+  it("write an idle threshold the way every percentage is written (5%, not '5 %')", () => {
+    const reminder = { instance: 'box', currency: 'CNY', params: { below: '5' } } as unknown as Reminder
+    expect(reminderValues(reminder, 'en', 'never').below).toBe('5%')
+    expect(reminderValues(reminder, 'zh-CN', 'never').below).toBe('5%')
+  })
+})

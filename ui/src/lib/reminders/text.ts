@@ -1,7 +1,7 @@
 // A reminder's words: which locale keys and which values (money and times formatted for the
 // reader) fill them. Kept apart from the component so it is tested without a window.
 import type { Reminder } from '../bindings/Reminder'
-import { formatDateTime, formatMoney, formatMonth } from '../format'
+import { formatDateTime, formatMoney, formatMonth, formatPercent } from '../format'
 
 /** The values the reminder's title and body name, formatted in `lang`. */
 export function reminderValues(reminder: Reminder, lang: string, never: string): Record<string, string> {
@@ -15,6 +15,7 @@ export function reminderValues(reminder: Reminder, lang: string, never: string):
     else if (key === 'last_backup') values[key] = value === '' ? never : formatDateTime(value, lang)
     else if (key === 'checked_at') values[key] = formatDateTime(value, lang)
     else if (key === 'month') values[key] = formatMonth(value, lang)
+    else if (key === 'below') values[key] = formatPercent(value, lang)
     else values[key] = value
   }
   return values
