@@ -3,17 +3,19 @@
 //! goes through a form without a word, and the ledger then bills it faithfully.
 //!
 //! Pure: the caller brings what this user paid before ([`crate::catalog::earlier_prices`]), the
-//! market's live prices for the card when a refresh kept any ([`LivePrice`], from
-//! `crate::market::live_prices`) and, when known, what the card costs to buy; New rental's review
-//! and every instance's status (imports included) call the same function. A first-time renter has no history, so the card's launch price — converted at
-//! the fixed, dated rate of [`crate::billing::exchange`] when the price is in yuan — still catches the
-//! 360 yuan 4090; and a plan whose hours at this price outspend its budget is said before it
-//! starts.
+//! market's live offers for the card when a refresh kept any ([`LivePrice`], gathered by
+//! `crate::market::snapshot::live_prices`) and, when known, what the card costs to buy; New
+//! rental's review and every instance's status (imports included) call the same function. A
+//! first-time renter has no history, so the card's launch price — converted at the fixed, dated
+//! rate of [`crate::billing::exchange`] when the price is in yuan — still catches the 360 yuan
+//! 4090; the market catches a card with no launch price here; and a plan whose hours at this price
+//! outspend its budget is said before it starts.
 //!
 //! It questions a price per GPU-hour at ≥ 3× or ≤ ⅓ of what this user paid for the same GPU
-//! (`FAR_FACTOR`), ≥ 3× the dearest or ≤ ⅓ of the cheapest live on-demand offer for it, one that pays for the card within 168 h (`PAYBACK_HOURS`), and yuan in a dollar
-//! preset; `usecase::price::check` reads the earlier and live prices from the store. Its own
-//! module, not billing's: it reads the GPU catalog, which reads the ledger.
+//! (`FAR_FACTOR`), ≥ 3× the dearest or ≤ ⅓ of the cheapest live on-demand offer for it, one that
+//! pays for the card within 168 h (`PAYBACK_HOURS`), and yuan in a dollar preset;
+//! `usecase::price::check` reads the earlier and live prices from the store. Its own module, not
+//! billing's: it reads the GPU catalog, which reads the ledger.
 
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
