@@ -20,6 +20,11 @@ async function settled(s) {
 }
 const NAME = 'lora-4090'
 
+/** The text of the option chosen in the select at `css`. */
+function chosenOption(s, css) {
+  return s.execute('return document.querySelector(arguments[0]).selectedOptions[0].textContent.trim()', [css])
+}
+
 describe('a rental from first record to final bill', () => {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'leasehold-e2e-rental-'))
   let app
@@ -132,6 +137,14 @@ describe('a rental from first record to final bill', () => {
     await waitFor(async () => (await s.findAll('[data-testid="project-name"]')).length > 0, { what: 'the saved project' })
     assert.equal(await s.text('[data-testid="project-name"]'), '视觉组')
 
+    // The forecast's "until" is a day and a 24-hour time in the app's language, not the
+    // browser's picker in the system's (mm/dd/yyyy, AM/PM on an English system).
+    await s.scrollTo('[data-testid="forecast"]')
+    assert.match(await chosenOption(s, '[data-testid="forecast-until-day"]'), /^(今天|明天) · \d+月\d+日/)
+    assert.match(await chosenOption(s, '[data-testid="forecast-until-time"]'), /^([01]\d|2[0-3]):[0-5]\d$/)
+    await s.waitFor('[data-testid="forecast-total"]')
+    await screenshot(s, 'zh-CN/10c-instance-forecast')
+
     await goTo(s, 'rentals')
     const card = `[data-testid="rental-card"][data-name="${NAME}"]`
     const cost = await s.text(`${card} [data-testid="live-cost"]`)
@@ -180,6 +193,9 @@ describe('a rental from first record to final bill', () => {
     await s.waitFor('[data-testid="cost-chart"] canvas')
     assert.equal(await s.text('[data-testid="project-name"]'), '视觉组', 'the project was kept')
     await screenshot(s, 'en/10-instance-running')
+    await s.scrollTo('[data-testid="forecast"]')
+    assert.match(await chosenOption(s, '[data-testid="forecast-until-day"]'), /^(today|tomorrow) · [A-Z][a-z]{2}, [A-Z][a-z]{2} \d+$/)
+    await screenshot(s, 'en/10c-instance-forecast')
 
     await goTo(s, 'new-rental')
     await onStep(s, 'rental')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { daysLeft, formatClock, formatClockTime, formatKeptFor, formatList, formatMoney, formatMoneyTicks } from './format'
+import { daysLeft, formatClock, formatDuration, formatClockTime, formatKeptFor, formatList, formatMoney, formatMoneyTicks } from './format'
 
 describe('formatClock', () => {
   it('shows hours, minutes and seconds of a running instance', () => {
@@ -86,5 +86,17 @@ describe('formatKeptFor', () => {
     expect(formatKeptFor(5, 'en')).toBe('1 min')
     expect(formatKeptFor(3 * day + 4 * 3600, 'zh-CN')).toBe('3天 4小时')
     expect(formatKeptFor(5 * 3600 + 12 * 60, 'zh-CN')).toBe('5小时 12分钟')
+  })
+})
+
+describe('formatDuration', () => {
+  it('writes time in the reader’s units, hours and minutes together', () => {
+    expect(formatDuration(12, 'en')).toBe('12 sec')
+    expect(formatDuration(240, 'en')).toBe('4 min')
+    expect(formatDuration(3900, 'en')).toBe('1 hr 5 min')
+    expect(formatDuration(7200, 'en')).toBe('2 hr')
+    expect(formatDuration(240, 'zh-CN')).toBe('4分钟')
+    expect(formatDuration(3900, 'zh-CN')).toBe('1小时5分钟')
+    expect(formatDuration(-5, 'zh-CN')).toBe('0秒')
   })
 })

@@ -66,12 +66,22 @@ export function formatBytes(bytes: number, locale: string): string {
   return `${new Intl.NumberFormat(locale, { maximumFractionDigits: digits }).format(value)} ${units[unit]}`
 }
 
-/** Seconds left as `1 h 05 min`, `3 min`, `12 s`. */
-export function formatDuration(seconds: number): string {
+/**
+ * A stretch of time in the reader's units: `1 hr, 5 min` / `1小时5分钟`, `3 min` / `3分钟`,
+ * `12 sec` / `12秒` (time left, a billed stretch).
+ */
+export function formatDuration(seconds: number, locale: string): string {
   const s = Math.max(0, Math.round(seconds))
-  if (s >= 3600) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`
-  if (s >= 60) return `${Math.round(s / 60)} min`
-  return `${s} s`
+  const unit = (value: number, name: 'hour' | 'minute' | 'second') =>
+    new Intl.NumberFormat(locale, { style: 'unit', unit: name, unitDisplay: 'short' }).format(value)
+  if (s >= 3600) {
+    const minutes = Math.floor((s % 3600) / 60)
+    const hours = unit(Math.floor(s / 3600), 'hour')
+    const both = new Intl.ListFormat(locale, { style: 'narrow', type: 'unit' })
+    return minutes > 0 ? both.format([hours, unit(minutes, 'minute')]) : hours
+  }
+  if (s >= 60) return unit(Math.round(s / 60), 'minute')
+  return unit(s, 'second')
 }
 
 /**
