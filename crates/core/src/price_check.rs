@@ -3,7 +3,7 @@
 //! goes through a form without a word, and the ledger then bills it faithfully.
 //!
 //! Pure: the caller brings what this user paid before ([`crate::catalog::earlier_prices`]), the
-//! market's live offers for the card when a refresh kept any ([`LivePrice`], gathered by
+//! market's live offers for the card when a refresh kept any ([`LiveBand`], gathered by
 //! `crate::market::snapshot::live_prices`) and, when known, what the card costs to buy; New
 //! rental's review and every instance's status (imports included) call the same function. A
 //! first-time renter has no history, so the card's launch price — converted at the fixed, dated
@@ -42,14 +42,18 @@ const LAUNCH_PRICES_USD: &[(&str, Decimal)] = &[
     ("rtx-3080", dec!(699)),
 ];
 
-/// A price the market offers now for one card: an in-stock, on-demand offer from a provider's
-/// live catalog (bids and prices only seen in the past are left out by whoever gathers these).
+/// What the market asks for one card now in one currency: its cheapest and dearest in-stock,
+/// on-demand offer from a provider's live catalog, per GPU-hour (bids and prices only seen in the
+/// past are left out by whoever gathers these, `crate::market::snapshot::live_prices`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LivePrice {
-    /// The card as the provider names it.
-    pub gpu: String,
-    pub price_per_gpu_hour: Decimal,
+pub struct LiveBand {
+    /// The card's catalog id (`h100-sxm`): resolved once per band, not once per offer and check.
+    pub gpu_id: String,
     pub currency: String,
+    pub low: Decimal,
+    pub high: Decimal,
+    /// How many offers the band was read from.
+    pub offers: u32,
 }
 
 /// What the check looks at.
@@ -167,7 +171,7 @@ pub fn far_from(price: Decimal, earlier: Decimal) -> bool {
 pub fn price_check(
     input: &PriceCheckInput,
     earlier: &[PriceEntry],
-    live: &[LivePrice],
+    live: &[LiveBand],
 ) -> PriceCheck {
     let currency = input.currency.trim().to_ascii_uppercase();
     let price = input.price_per_gpu_hour;
@@ -236,31 +240,40 @@ pub fn price_check(
     PriceCheck { warnings, currency }
 }
 
-/// The live band for `gpu` in `currency` (offers in another currency converted at the dated
+/// The live band for `gpu` in `currency` (bands in another currency converted at the dated
 /// rate; those without a rate left out), and a warning when `price` lies [`FAR_FACTOR`] outside
 /// it. No live offer for the card: no band, no warning.
 fn far_from_market(
     price: Decimal,
     gpu: &GpuSpec,
     currency: &str,
-    live: &[LivePrice],
+    live: &[LiveBand],
 ) -> Option<PriceWarning> {
     let mut converted_at = None;
-    let prices: Vec<Decimal> = live
+    let mut band: Option<(Decimal, Decimal)> = None;
+    let mut offers = 0u32;
+    for each in live
         .iter()
-        .filter(|offer| offer.price_per_gpu_hour > Decimal::ZERO && same_gpu(gpu, &offer.gpu))
-        .filter_map(|offer| {
-            if offer.currency.eq_ignore_ascii_case(currency) {
-                return Some(offer.price_per_gpu_hour);
-            }
-            let rate = exchange::rate(&offer.currency, currency)?;
-            let converted = offer.price_per_gpu_hour.checked_mul(rate.rate)?;
+        .filter(|b| b.gpu_id == gpu.id && b.low > Decimal::ZERO)
+    {
+        let rate = if each.currency.eq_ignore_ascii_case(currency) {
+            Decimal::ONE
+        } else {
+            let Some(rate) = exchange::rate(&each.currency, currency) else {
+                continue;
+            };
+            let factor = rate.rate;
             converted_at = Some(rate);
-            Some(converted)
-        })
-        .collect();
-    let low = prices.iter().copied().min()?;
-    let high = prices.iter().copied().max()?;
+            factor
+        };
+        let (Some(low), Some(high)) = (each.low.checked_mul(rate), each.high.checked_mul(rate))
+        else {
+            continue;
+        };
+        band = Some(band.map_or((low, high), |(l, h)| (l.min(low), h.max(high))));
+        offers = offers.saturating_add(each.offers);
+    }
+    let (low, high) = band?;
     let times = if far_from(price, high) && price > high {
         price.checked_div(high)?
     } else if far_from(price, low) && price < low {
@@ -271,7 +284,7 @@ fn far_from_market(
     Some(PriceWarning::FarFromMarket {
         low: display_rate(low),
         high: display_rate(high),
-        offers: u32::try_from(prices.len()).unwrap_or(u32::MAX),
+        offers,
         times: times.round_dp(2),
         converted_at,
     })
@@ -373,11 +386,14 @@ mod tests {
         assert!(check.warnings.is_empty(), "{check:?}");
     }
 
-    fn live(gpu: &str, price: Decimal, currency: &str) -> LivePrice {
-        LivePrice {
-            gpu: gpu.into(),
-            price_per_gpu_hour: price,
+    /// One live offer of `gpu` as a band of its own.
+    fn live(gpu: &str, price: Decimal, currency: &str) -> LiveBand {
+        LiveBand {
+            gpu_id: find_gpu(gpu).expect("a catalog card").id.clone(),
             currency: currency.into(),
+            low: price,
+            high: price,
+            offers: 1,
         }
     }
 

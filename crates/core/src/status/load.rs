@@ -15,7 +15,7 @@ use rust_decimal::Decimal;
 use crate::billing::ledger::{self, BrokenInstance, InstanceHistory};
 use crate::billing::{BillingError, EventKind, InstanceSummary, ProviderKey};
 use crate::catalog::recommend::prices_from_rentals;
-use crate::price_check::{price_check, LivePrice, PriceCheckInput, PriceWarning};
+use crate::price_check::{price_check, LiveBand, PriceCheckInput, PriceWarning};
 use crate::store::probe_runs::RunOwner;
 use crate::store::{
     accounts, backups, follow_ups, gpu_minutes, price_acks, probe_runs, ssh_targets, stop_checks,
@@ -58,12 +58,12 @@ pub async fn for_instance(
 struct Others<'a> {
     rentals: &'a [InstanceSummary],
     checks: &'a [stop_checks::StopCheckRow],
-    live: &'a [LivePrice],
+    live: &'a [LiveBand],
 }
 
 /// The market's live prices for the price flag; a market that cannot be read only means no
 /// market band (the flag still checks the card and this user's history).
-async fn live_prices(store: &Store, now: DateTime<Utc>) -> Vec<LivePrice> {
+async fn live_prices(store: &Store, now: DateTime<Utc>) -> Vec<LiveBand> {
     crate::market::snapshot::live_prices(store, now)
         .await
         .unwrap_or_else(|err| {
