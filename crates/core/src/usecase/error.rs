@@ -56,7 +56,6 @@ step_errors!(
     crate::connect::ConnectError,
     crate::install::InstallError,
     crate::keeper::KeeperError,
-    crate::market::MarketError,
     crate::monitor::MonitorError,
     crate::release::ReleaseError,
     crate::ssh::SshError,
