@@ -62,7 +62,9 @@ pub fn serves(offer: &Offer, plan: &Candidate) -> bool {
 
 /// The catalog entry of each offer, looked up once per distinct GPU name and memory (a market
 /// of thousands of offers names a few dozen cards).
-fn catalog_ids<'a>(offers: impl Iterator<Item = &'a Offer>) -> Vec<Option<&'static str>> {
+pub(crate) fn catalog_ids<'a>(
+    offers: impl Iterator<Item = &'a Offer>,
+) -> Vec<Option<&'static str>> {
     let mut known: HashMap<(&str, u32), Option<&'static str>> = HashMap::new();
     offers
         .map(|offer| {

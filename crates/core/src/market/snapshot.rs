@@ -105,40 +105,37 @@ pub const LIVE_FOR: chrono::Duration = chrono::Duration::days(7);
 
 /// What the market asks per card, for the price checks: kept offers that are in stock, on demand
 /// (bids and interruptible offers say little of what a rental costs) and read from a provider's
-/// catalog within [`LIVE_FOR`] of `now`, as one band per card and currency. Each distinct offer
-/// name is looked up in the GPU catalog once (a lookup costs about a quarter of a millisecond,
-/// and a Vast.ai catalog holds a thousand offers).
+/// catalog within [`LIVE_FOR`] of `now`, as one band per card and currency. The cards are told
+/// apart by memory and looked up once per distinct name, as ranking does ([`super::rank`]).
 pub async fn live_prices(
     store: &Store,
     now: DateTime<Utc>,
 ) -> Result<Vec<crate::price_check::LiveBand>, MarketError> {
     use std::collections::HashMap;
-    let mut card_of: HashMap<String, Option<String>> = HashMap::new();
-    let mut bands: HashMap<(String, String), crate::price_check::LiveBand> = HashMap::new();
-    for offer in all_offers(store).await? {
-        if offer.interruptible
-            || !offer.stock.in_stock()
-            || offer.source != PriceSource::Catalog
-            || now - offer.fetched_at > LIVE_FOR
-            || offer.price_per_gpu_hour <= rust_decimal::Decimal::ZERO
-        {
-            continue;
-        }
-        let card = card_of
-            .entry(offer.gpu.clone())
-            .or_insert_with(|| crate::catalog::find_gpu(&offer.gpu).map(|spec| spec.id.clone()));
-        let Some(card) = card.clone() else { continue };
+    let offers: Vec<Offer> = all_offers(store)
+        .await?
+        .into_iter()
+        .filter(|o| !o.interruptible && o.stock.in_stock() && o.source == PriceSource::Catalog)
+        .filter(|o| {
+            now - o.fetched_at <= LIVE_FOR && o.price_per_gpu_hour > rust_decimal::Decimal::ZERO
+        })
+        .collect();
+    let cards = super::rank::catalog_ids(offers.iter());
+    let mut bands: HashMap<(&str, String), crate::price_check::LiveBand> = HashMap::new();
+    for (offer, card) in offers.iter().zip(cards) {
+        let Some(card) = card else { continue };
         let price = offer.price_per_gpu_hour;
+        let currency = offer.currency.to_ascii_uppercase();
         bands
-            .entry((card.clone(), offer.currency.to_ascii_uppercase()))
+            .entry((card, currency.clone()))
             .and_modify(|band| {
                 band.low = band.low.min(price);
                 band.high = band.high.max(price);
                 band.offers = band.offers.saturating_add(1);
             })
             .or_insert(crate::price_check::LiveBand {
-                gpu_id: card,
-                currency: offer.currency.to_ascii_uppercase(),
+                gpu_id: card.to_owned(),
+                currency,
                 low: price,
                 high: price,
                 offers: 1,
