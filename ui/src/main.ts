@@ -21,9 +21,9 @@ try {
   startupError = toApiError(thrown)
 }
 
-function start() {
+async function start() {
   if (status.failure) {
-    setupI18n(languageFromSystem(navigator.language))
+    await setupI18n(languageFromSystem(navigator.language))
     return mount(RecoveryScreen, { target, props: { failure: status.failure, onrecovered: () => location.reload() } })
   }
   return mount(App, { target, props: { preferences, startupError, storeStatus: status } })
@@ -41,6 +41,6 @@ if (!status.failure && !startupError) {
   if (status.read_only_copy) stored = { ...stored, onboarded: true }
 }
 const preferences = new PreferencesState(stored, navigator.language, (saved) => savePreferences({ preferences: saved }))
-if (!status.failure) setupI18n(preferences.language)
+if (!status.failure) await setupI18n(preferences.language)
 
-export default start()
+export default await start()

@@ -46,7 +46,7 @@ export class PreferencesState {
   async setLanguage(language: Language): Promise<void> {
     this.language = language
     if (!this.#currencyChosen) this.currency = defaultCurrency(language)
-    switchLanguage(language)
+    await switchLanguage(language)
     await this.#keep()
   }
 

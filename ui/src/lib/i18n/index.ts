@@ -1,13 +1,16 @@
 // Localisation: svelte-i18n with ICU messages (plurals, numbers) from src/locales/*.json.
-// Both bundles are small, so they are registered synchronously: no flash of untranslated keys.
-import { addMessages, init, locale } from 'svelte-i18n'
-import en from '../../locales/en.json'
-import zhCN from '../../locales/zh-CN.json'
+// Only the language on screen is loaded: each table is ~130 kB of script the page would otherwise
+// parse and hold for the whole run. The other one is fetched when the user switches, and the
+// switch waits for it, so an untranslated key never shows.
+import { init, locale, register, waitLocale } from 'svelte-i18n'
 
 export const LANGUAGES = ['zh-CN', 'en'] as const
 export type Language = (typeof LANGUAGES)[number]
 
-export const MESSAGES: Record<Language, Record<string, unknown>> = { en, 'zh-CN': zhCN }
+const TABLES: Record<Language, () => Promise<unknown>> = {
+  en: () => import('../../locales/en.json'),
+  'zh-CN': () => import('../../locales/zh-CN.json'),
+}
 
 /**
  * Any Chinese system locale (zh, zh-CN, zh_CN.UTF-8, zh-Hans-SG, zh-TW …) gets Chinese; everything
@@ -25,17 +28,22 @@ export function isLanguage(value: unknown): value is Language {
 
 let registered = false
 
-export function setupI18n(initial: Language): void {
+/** Loads `initial`'s table and shows it; resolves once its texts can be drawn. */
+export async function setupI18n(initial: Language): Promise<void> {
   if (!registered) {
-    for (const language of LANGUAGES) addMessages(language, MESSAGES[language] as never)
+    for (const language of LANGUAGES) register(language, TABLES[language] as never)
     registered = true
   }
-  init({ fallbackLocale: 'en', initialLocale: initial })
+  // The fallback is the language shown: naming the other one would load its table too, and
+  // locales.test.ts keeps both tables complete, so there is nothing to fall back for.
+  init({ fallbackLocale: initial, initialLocale: initial })
+  await waitLocale(initial)
   document.documentElement.lang = initial
 }
 
-export function switchLanguage(language: Language): void {
-  locale.set(language)
+/** Loads `language`'s table if it is not yet, then redraws every text in it. */
+export async function switchLanguage(language: Language): Promise<void> {
+  await locale.set(language)
   document.documentElement.lang = language
 }
 

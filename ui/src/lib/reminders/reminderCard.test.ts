@@ -27,21 +27,21 @@ function card(reminder: Reminder) {
 describe('team budget reminder card', () => {
   afterEach(cleanup)
 
-  it('titles the figure now, not the tier that fired, in both languages', () => {
-    setupI18n('en')
+  it('titles the figure now, not the tier that fired, in both languages', async () => {
+    await setupI18n('en')
     const en = card(teamBudget)
     expect(en.title).toBe('Team budget: 88.6% used')
     expect(en.left).toContain('88.6%')
     cleanup()
-    switchLanguage('zh-CN')
+    await switchLanguage('zh-CN')
     const zh = card(teamBudget)
     expect(zh.title).toBe('团队预算已用 88.6%')
     expect(zh.left).toContain('88.6%')
-    switchLanguage('en')
+    await switchLanguage('en')
   })
 
-  it('falls back to the tier, formatted, when core sent no figure', () => {
-    setupI18n('en')
+  it('falls back to the tier, formatted, when core sent no figure', async () => {
+    await setupI18n('en')
     const noFigure = { ...teamBudget, stakes: { ...teamBudget.stakes, percent_used: null, budget_percent: null } }
     render(ReminderCard, { reminder: noFigure, busy: false, ondismiss: () => {}, onsnooze: () => {}, onopen: () => {}, onopenteam: () => {} })
     expect(screen.getByTestId('reminder-title').textContent).toBe('Team budget: 80% used')
