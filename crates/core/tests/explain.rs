@@ -394,6 +394,12 @@ fn an_estimate_far_above_the_measurement_is_said_and_the_smallest_step_that_fits
         // A bid is not what renting the card costs.
         market_offer(&bigger, 80, "0.40", true),
         market_offer("RTX 3090", 24, "0.22", false),
+        // ¥12.00 is $1.69 at the dated rate: dearer, though "CNY" sorts before "USD".
+        Offer {
+            provider: Provider::Autodl,
+            currency: "CNY".to_owned(),
+            ..market_offer(&bigger, 80, "12.00", false)
+        },
     ];
     let e = explain(text, &context);
     let figures = e.plan.clone().expect("figures");

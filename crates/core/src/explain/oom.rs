@@ -559,7 +559,7 @@ fn cheapest_offer<'a>(
         .filter(|o| !o.interruptible && o.stock.in_stock())
         .filter(|o| o.source == crate::market::PriceSource::Catalog)
         .filter(|o| crate::market::filter::same_gpu(card, o))
-        .min_by(|a, b| crate::market::filter::cheapest_first(a, b))
+        .min_by(|a, b| crate::market::filter::cheapest_in_any_currency(a, b))
 }
 
 fn title(report: Option<&OomReport>) -> (&'static str, &'static str) {

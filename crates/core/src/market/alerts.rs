@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::filter::{cheapest_first, same_gpu};
+use super::filter::{cheapest_first, cheapest_in_any_currency, same_gpu};
 use super::offer::Offer;
 use super::MarketError;
 use crate::store::market::{self as market_rows, AlertRow};
@@ -252,7 +252,7 @@ pub fn hits(
                     }
                     AlertRule::CheaperThanMine => false,
                 })
-                .min_by(|a, b| cheapest_first(a, b))
+                .min_by(|a, b| cheapest_in_any_currency(a, b))
                 .map(|offer| AlertHit {
                     alert: alert.clone(),
                     offer: offer.clone(),

@@ -108,6 +108,23 @@ pub fn cheapest_first(a: &Offer, b: &Offer) -> Ordering {
         .then(a.offer_id.cmp(&b.offer_id))
 }
 
+/// Cheapest first whatever the currency: by the price per GPU-hour in dollars at the dated
+/// rate of [`crate::billing::exchange`] (a yuan offer at ¥9 comes before a dollar one at $1.49),
+/// a currency the table cannot convert after every one it can, then [`cheapest_first`]. For
+/// picking the one cheapest offer; listings keep one currency together instead.
+pub fn cheapest_in_any_currency(a: &Offer, b: &Offer) -> Ordering {
+    let in_dollars = |offer: &Offer| {
+        crate::billing::exchange::convert(offer.price_per_gpu_hour, &offer.currency, "USD")
+    };
+    match (in_dollars(a), in_dollars(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+    .then_with(|| cheapest_first(a, b))
+}
+
 /// The kept offers that pass `filter`, cheapest first.
 pub async fn list(store: &Store, filter: &OfferFilter) -> Result<Vec<Offer>, MarketError> {
     filter.validate()?;
@@ -122,7 +139,60 @@ pub async fn list(store: &Store, filter: &OfferFilter) -> Result<Vec<Offer>, Mar
 
 #[cfg(test)]
 mod tests {
-    use super::words_within;
+    use super::*;
+    use crate::market::offer::{PriceSource, Stock};
+
+    fn offer(provider: Provider, per_gpu_hour: &str, currency: &str) -> Offer {
+        let price: Decimal = per_gpu_hour.parse().expect("a price");
+        Offer {
+            provider,
+            offer_id: format!("{provider:?}-{per_gpu_hour}"),
+            gpu: "NVIDIA A100 80GB".to_owned(),
+            count: 1,
+            vram_gb: 80,
+            price_per_hour: price,
+            price_per_gpu_hour: price,
+            currency: currency.to_owned(),
+            storage_per_gb_month: None,
+            region: None,
+            stock: Stock::High,
+            interruptible: false,
+            min_bid: None,
+            reliability: None,
+            fetched_at: chrono::DateTime::from_timestamp(1_790_000_000, 0).expect("a valid time"),
+            source: PriceSource::Catalog,
+        }
+    }
+
+    #[test]
+    fn the_cheapest_offer_is_judged_in_one_currency() {
+        let dollars = offer(Provider::Runpod, "1.49", "USD");
+        let dear_yuan = offer(Provider::Autodl, "12.00", "CNY"); // $1.69
+        let cheap_yuan = offer(Provider::Autodl, "9.00", "CNY"); // $1.27
+        let unknown = offer(Provider::Vast, "0.10", "EUR");
+        let cheapest = |offers: &[&Offer]| {
+            offers
+                .iter()
+                .copied()
+                .min_by(|a, b| cheapest_in_any_currency(a, b))
+                .map(|o| o.offer_id.clone())
+        };
+        assert_eq!(
+            cheapest(&[&dear_yuan, &dollars]),
+            Some(dollars.offer_id.clone())
+        );
+        assert_eq!(
+            cheapest(&[&dollars, &dear_yuan, &cheap_yuan]),
+            Some(cheap_yuan.offer_id.clone())
+        );
+        assert_eq!(
+            cheapest(&[&unknown, &dear_yuan]),
+            Some(dear_yuan.offer_id.clone()),
+            "a price that cannot be compared never counts as the cheapest"
+        );
+        // The listing's order still keeps one currency together.
+        assert_eq!(cheapest_first(&dear_yuan, &dollars), Ordering::Less);
+    }
 
     #[test]
     fn gpu_words_match_whole_words_in_order() {
