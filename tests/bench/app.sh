@@ -5,6 +5,9 @@
 # the first CJK glyphs make GTK load a fallback font, ~60 ms before the window maps, a cost of
 # the required title rather than of our code: tests/bench/minimal-app). Goal: start-up ≤ 1.2, idle memory ≤ 1.1 (issue 36). Runs
 # alternate between the two apps so machine load affects both alike; medians are compared.
+# BENCH_APP_PROFILE=release compares release builds instead (what users install; a release build
+# of Leasehold takes ~20 min on two cores, so the debug builds `make test` already made are the
+# default).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -12,10 +15,16 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 runs=${BENCH_APP_RUNS:-5}
 settle=${BENCH_APP_SETTLE_S:-5}
 
-app=${LEASEHOLD_APP_BIN:-$target/debug/leasehold-app}
-[ -x "$app" ] || { echo "app.sh: no app binary at $app (run 'make build')" >&2; exit 1; }
-CARGO_TARGET_DIR=$target cargo build --quiet --manifest-path tests/bench/minimal-app/Cargo.toml
-minimal=$target/debug/leasehold-minimal-app
+profile=${BENCH_APP_PROFILE:-dev}
+case $profile in
+  dev) out=debug build_hint="make build" ;;
+  release) out=release build_hint="cargo build --release -p leasehold-app" ;;
+  *) echo "app.sh: BENCH_APP_PROFILE is dev or release, not '$profile'" >&2; exit 2 ;;
+esac
+app=${LEASEHOLD_APP_BIN:-$target/$out/leasehold-app}
+[ -x "$app" ] || { echo "app.sh: no app binary at $app (run '$build_hint')" >&2; exit 1; }
+CARGO_TARGET_DIR=$target cargo build --quiet --profile "$profile" --manifest-path tests/bench/minimal-app/Cargo.toml
+minimal=$target/$out/leasehold-minimal-app
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
@@ -28,7 +37,7 @@ for _ in $(seq "$runs"); do
   measure "$minimal" 'Minimal · 算力租用管家' | sed 's/^/minimal /' >>"$results"
 done
 
-python3 - "$results" "$runs" <<'PY'
+python3 - "$results" "$runs" "$out" <<'PY'
 import json, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -36,7 +45,7 @@ for line in open(sys.argv[1]):
     rows.setdefault(label, []).append(json.loads(data))
 def median(label, key):
     return statistics.median(r[key] for r in rows[label])
-print(f"app start-up and idle memory, median of {sys.argv[2]} runs each (debug builds, Xvfb)")
+print(f"app start-up and idle memory, median of {sys.argv[2]} runs each ({sys.argv[3]} builds, Xvfb)")
 print(f"{'metric':<32}{'leasehold':>12}{'minimal':>12}{'ratio':>8}   goal")
 for key, name, scale, unit in [
     ("startup_ms", "launch → window mapped", 1, "ms"),
