@@ -144,14 +144,20 @@ describe('a .deb update installs and the app restarts from the new package', { s
     await s.click('[data-testid="update-install"]')
     await waitFor(() => installedVersion() === NEW_VERSION, { timeoutMs: 120_000, intervalMs: 500, what: `dpkg to list ${PACKAGE} ${NEW_VERSION}` })
     assert.equal(readFileSync(MARKER, 'utf8').trim(), NEW_VERSION, 'the new package’s files are in place')
+    // What was last seen goes into the failure message: an old app still running and no new one
+    // are different bugs. 120 s: make test runs this beside the Windows cross-build on two cores.
+    let seen = ''
     const restarted = await waitFor(
       () => {
         const now = installedAppPids().filter((pid) => !before_pids.includes(pid))
-        const oldGone = before_pids.every((pid) => !existsSync(`/proc/${pid}`))
-        return oldGone && now.length === 1 ? now[0] : null
+        const oldAlive = before_pids.filter((pid) => existsSync(`/proc/${pid}`))
+        seen = `old still running: [${oldAlive}], new: [${now}]`
+        return oldAlive.length === 0 && now.length === 1 ? now[0] : null
       },
-      { timeoutMs: 60_000, intervalMs: 250, what: 'the old app to exit and a new one to start from the installed package' },
-    )
+      { timeoutMs: 120_000, intervalMs: 250, what: 'the old app to exit and a new one to start from the installed package' },
+    ).catch((error) => {
+      throw new Error(`${error.message} (${seen})`)
+    })
     // The new process got as far as opening its database with the same data folder.
     const logs = path.join(profile, 'data', 'leasehold', 'logs')
     await waitFor(
