@@ -5,6 +5,9 @@
 # the first CJK glyphs make GTK load a fallback font, ~60 ms before the window maps, a cost of
 # the required title rather than of our code: tests/bench/minimal-app). Goal: start-up ≤ 1.2, idle memory ≤ 1.1 (issue 36). Runs
 # alternate between the two apps so machine load affects both alike; medians are compared.
+# After the ratios it lists the mappings whose memory differs most (which library's code, the app
+# binary's, the heap, a font); tests/bench/app_code_by_crate.py then splits the app binary's
+# resident code by crate.
 # BENCH_APP_PROFILE=release compares release builds instead (what users install; a release build
 # of Leasehold takes ~20 min on two cores, so the debug builds `make test` already made are the
 # default).
@@ -59,4 +62,18 @@ for key, name, scale, unit in [
     goal = {"startup_ms": "≤ 1.2", "pss_kb": "≤ 1.1"}.get(key, "(info)")
     print(f"{name + ' (' + unit + ')':<32}{ours / scale:>12.1f}{base / scale:>12.1f}{ours / base:>8.2f}   {goal}")
 print(f"processes measured: leasehold {rows['leasehold'][0]['processes']}, minimal {rows['minimal'][0]['processes']}")
+
+# Where the memory difference lies: the mappings whose median PSS differs most between the apps.
+def mapping_median(label, name):
+    return statistics.median(r["pss_by_mapping_kb"].get(name, 0) for r in rows[label])
+names = {name for label in rows for r in rows[label] for name in r["pss_by_mapping_kb"]}
+gaps = sorted(
+    ((mapping_median("leasehold", n), mapping_median("minimal", n), n) for n in names),
+    key=lambda row: abs(row[0] - row[1]),
+    reverse=True,
+)
+print("\nwhere the difference lies (PSS in MiB by process and mapping, medians; the 12 largest)")
+print(f"{'process: mapping':<52}{'leasehold':>10}{'minimal':>10}{'more':>8}")
+for ours, base, name in gaps[:12]:
+    print(f"{name[:51]:<52}{ours / 1024:>10.1f}{base / 1024:>10.1f}{(ours - base) / 1024:>+8.1f}")
 PY

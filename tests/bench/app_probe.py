@@ -5,9 +5,12 @@ Starts the binary on the current X display with a fresh profile (HOME, XDG folde
 polls the X server until a window with the given title is mapped (that is the start-up time),
 lets it settle, then sums the proportional set size (PSS, shared pages split fairly) of the
 process and every process it started (WebKitWebProcess, WebKitNetworkProcess) from
-/proc/PID/smaps_rollup. Prints one JSON object per run.
+/proc/PID/smaps_rollup, and the same split by mapping (which library's code, which font, the
+heap) from /proc/PID/smaps, so a gap between two apps can be traced to what holds it. Prints one
+JSON object per run.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 
 TIMEOUT_S = 90
 
@@ -87,7 +91,44 @@ def memory_kb(pids: list[int], root: int) -> tuple[int, int, dict[str, int]]:
     return pss, rss, by_role
 
 
-def run_once(binary: str, title: str, settle_s: float) -> dict:
+def mapping_name(path: str, perms: str, binary: str) -> str:
+    """A mapping's label that two apps share: each app's own executable is 'the app binary'."""
+    if not path:
+        return "anonymous"
+    if path.startswith("["):
+        return path.strip("[]")
+    if path.startswith(("/memfd:", "/dev/shm", "SYSV")):
+        return "shared memory"
+    kind = "code" if "x" in perms else "data"
+    file = path.split(" (deleted)")[0]
+    if os.path.realpath(file) == os.path.realpath(binary):
+        return f"the app binary {kind}"
+    return f"{os.path.basename(file)} {kind}"
+
+
+def pss_by_mapping(pids: list[int], root: int, binary: str) -> dict[str, int]:
+    """PSS in kB by process role and mapping label, e.g. 'web: libjavascriptcoregtk-4.1.so.0 code'."""
+    found: dict[str, int] = {}
+    for pid in pids:
+        label = None
+        try:
+            with open(f"/proc/{pid}/smaps") as smaps:
+                for line in smaps:
+                    fields = line.split(None, 5)
+                    if "-" in fields[0] and not fields[0].endswith(":"):
+                        path = fields[5].strip() if len(fields) > 5 else ""
+                        label = f"{role(pid, root)}: {mapping_name(path, fields[1], binary)}"
+                    elif fields[0] == "Pss:" and label:
+                        found[label] = found.get(label, 0) + int(fields[1])
+        except OSError:
+            continue
+    return found
+
+
+@contextlib.contextmanager
+def idle_app(binary: str, title: str, settle_s: float) -> Iterator[tuple[int, float]]:
+    """Starts `binary` with a fresh profile, waits for its window and `settle_s` more, and yields
+    its pid and start-up time in ms; the app and its children are stopped afterwards."""
     with tempfile.TemporaryDirectory(prefix="leasehold-bench-") as profile:
         env = dict(
             os.environ,
@@ -113,15 +154,7 @@ def run_once(binary: str, title: str, settle_s: float) -> dict:
             startup_ms = (time.monotonic() - started) * 1000
             # Idle: the page has loaded and nothing is happening any more.
             time.sleep(settle_s)
-            tree = process_tree(app.pid)
-            pss, rss, by_role = memory_kb(tree, app.pid)
-            return {
-                "startup_ms": round(startup_ms, 1),
-                "pss_kb": pss,
-                "rss_kb": rss,
-                "processes": len(tree),
-                **{f"pss_{name}_kb": kb for name, kb in by_role.items()},
-            }
+            yield app.pid, startup_ms
         finally:
             os.killpg(app.pid, signal.SIGTERM)
             try:
@@ -129,6 +162,20 @@ def run_once(binary: str, title: str, settle_s: float) -> dict:
             except subprocess.TimeoutExpired:
                 os.killpg(app.pid, signal.SIGKILL)
                 app.wait()
+
+
+def run_once(binary: str, title: str, settle_s: float) -> dict:
+    with idle_app(binary, title, settle_s) as (pid, startup_ms):
+        tree = process_tree(pid)
+        pss, rss, by_role = memory_kb(tree, pid)
+        return {
+            "startup_ms": round(startup_ms, 1),
+            "pss_kb": pss,
+            "rss_kb": rss,
+            "processes": len(tree),
+            **{f"pss_{name}_kb": kb for name, kb in by_role.items()},
+            "pss_by_mapping_kb": pss_by_mapping(tree, pid, binary),
+        }
 
 
 if __name__ == "__main__":
