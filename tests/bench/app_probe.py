@@ -107,7 +107,7 @@ def mapping_name(path: str, perms: str, binary: str) -> str:
 
 
 def pss_by_mapping(pids: list[int], root: int, binary: str) -> dict[str, int]:
-    """PSS in kB by process role and mapping label, e.g. 'web: libjavascriptcoregtk-4.1.so.0 code'."""
+    """PSS in kB by process role and mapping label, e.g. 'web: libjavascriptcoregtk-4.1.so.0.9.11 code'."""
     found: dict[str, int] = {}
     for pid in pids:
         label = None
