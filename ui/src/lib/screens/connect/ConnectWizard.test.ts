@@ -17,7 +17,7 @@ const saved: SavedTarget = {
   saved_at: '2026-12-01T10:00:00Z',
 }
 
-/** Answer the wizard's start-up calls; the saved target only when `release` is called. */
+/** Answer the wizard's start-up calls; the saved target once `savedTarget` settles. */
 function backend(savedTarget: Promise<SavedTarget | null>) {
   mockIPC(async (command) => {
     if (command === 'connect_choices') return choices
