@@ -3,14 +3,15 @@
 # WebKit processes) of Leasehold next to a minimal Tauri app built the same way (same tauri, same
 # dev profile, frontend embedded, same window size and a title with the same Chinese characters:
 # the first CJK glyphs make GTK load a fallback font, ~60 ms before the window maps, a cost of
-# the required title rather than of our code: tests/bench/minimal-app). Goal: start-up ≤ 1.2, idle memory ≤ 1.1 (issue 36).
+# the required title rather than of our code: tests/bench/minimal-app).
+# Goal: start-up ≤ 1.2, idle memory ≤ 1.1 (issue 36).
 # A third app, the floor, is the minimal app with a Svelte page that starts the way ours does
 # (svelte-i18n with our English table, one call to Rust: minimal-app/floor): what any Svelte UI
 # on Tauri holds before doing anything, so the gap splits into the UI stack's share and ours.
 # Runs alternate between the apps so machine load affects all alike; medians are compared.
-# After the ratios it lists the mappings where Leasehold holds most more than the floor (which
-# library's code, the app binary's, the heap, a font); tests/bench/app_code_by_crate.py then splits the app binary's
-# resident code by crate.
+# After the ratios it lists the mappings where Leasehold holds the most above the floor (which
+# library's code, the app binary's, the heap, a font); tests/bench/app_code_by_crate.py then
+# splits the app binary's resident code by crate.
 # BENCH_APP_PROFILE=release compares release builds instead (what users install; a release build
 # of Leasehold takes ~20 min on two cores, so the debug builds `make test` already made are the
 # default).
@@ -74,7 +75,7 @@ for key, name, scale, unit in [
         f"{name + ' (' + unit + ')':<32}{ours / scale:>12.1f}{base / scale:>12.1f}{ours / base:>8.2f}   {goal:<11}"
         f"{floor / scale:>8.1f}{floor / base:>7.2f}"
     )
-print(f"processes measured: leasehold {rows['leasehold'][0]['processes']}, minimal {rows['minimal'][0]['processes']}")
+print("processes measured: " + ", ".join(f"{label} {rows[label][0]['processes']}" for label in ("leasehold", "minimal", "floor")))
 
 # The goal's room once the UI stack is paid for: what is left for Leasehold's own code and data.
 base, floor, ours = (median(label, "pss_kb") / 1024 for label in ("minimal", "floor", "leasehold"))
