@@ -6,7 +6,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use leasehold_core::connect::LiveTargets;
 use leasehold_core::monitor::live::StreamLanguages;
-use leasehold_core::ssh::SshTarget;
 use leasehold_core::store::{OpenFailure, Store, StoreError};
 use leasehold_core::update::RunningWork;
 use leasehold_core::usecase::Context;
@@ -82,11 +81,6 @@ impl AppState {
     /// "Now" for a command: read once from the clock and handed to core, which never reads it.
     pub fn now(&self) -> DateTime<Utc> {
         self.clock.now()
-    }
-
-    /// The open connection of `instance`, dialling its saved target when there is none.
-    pub async fn live_target(&self, instance: &str) -> Result<Arc<SshTarget>, ApiError> {
-        Ok(self.context().live_target(instance).await?)
     }
 }
 

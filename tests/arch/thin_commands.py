@@ -3,7 +3,10 @@
 answer back (ARCHITECTURE.md, "Core decides, adapters adapt"). This fails when the body of a
 `#[tauri::command]` in src-tauri/src is over 10 lines, unless the command is one of the older
 ones listed in tests/arch/known_long_commands.txt; it notes a listed command that is short now or
-gone, so the list only shrinks. `--all` prints every command's length, longest first.
+gone, so the list only shrinks. It also fails when a command chains two or more calls into core
+(`module::function(…)`, or a type's function other than a plain constructor): a chain is a use
+case and belongs in `leasehold_core::usecase`. The app's own parts (`crate::…`) and Tauri's do
+not count. `--all` prints every command's length and core calls, longest first.
 Run by `make core-is-tauri-free` (part of `make test`)."""
 import re
 import sys
@@ -13,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "src-tauri/src"
 LIMIT = 10
 FN = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
+# A call through a path: `ledger::list(`, `WatchdogOptions::resolve(`, `a::b::<T>(`.
+PATH_CALL = re.compile(
+    r"\b((?:[A-Za-z_][A-Za-z0-9_]*::)+)([A-Za-z_][A-Za-z0-9_]*)\s*(?:::<[^>]*>)?\("
+)
+# Paths that are not core: the app's own parts, the standard library, Tauri, and JSON.
+NOT_CORE = {"crate", "self", "super", "std", "core", "alloc", "tauri", "serde_json"}
+# Building a value is not deciding anything.
+CONSTRUCTORS = {"new", "default", "from"}
 
 
 def strip_strings_and_comments(line: str) -> str:
@@ -62,10 +73,22 @@ def commands(path: Path):
                 for line in lines[opened + 1 : end]
                 if line.strip()
             ]
-            yield name, j + 1, len(body)
+            yield name, j + 1, body
             i = end + 1
         else:
             i += 1
+
+
+def core_calls(body: list[str]) -> list[str]:
+    """The calls into core in a command's body, as written (`team::status`)."""
+    found = []
+    for line in body:
+        for call in PATH_CALL.finditer(strip_strings_and_comments(line)):
+            path, function = call.group(1), call.group(2)
+            if path.split("::")[0] in NOT_CORE or function in CONSTRUCTORS:
+                continue
+            found.append(path + function)
+    return found
 
 
 def main() -> int:
@@ -78,12 +101,12 @@ def main() -> int:
     every = []
     for path in sorted(SOURCES.rglob("*.rs")):
         rel = path.relative_to(ROOT).as_posix()
-        for name, line, length in commands(path):
-            every.append((length, name, rel, line))
+        for name, line, body in commands(path):
+            every.append((len(body), name, rel, line, core_calls(body)))
     if "--all" in sys.argv:
-        for length, name, rel, line in sorted(every, reverse=True):
-            print(f"{length:4} {name} ({rel}:{line})")
-    long = {name: (length, rel, line) for length, name, rel, line in every if length > LIMIT}
+        for length, name, rel, line, calls in sorted(every, reverse=True):
+            print(f"{length:4} {name} ({rel}:{line}) {', '.join(calls)}")
+    long = {name: (length, rel, line) for length, name, rel, line, _ in every if length > LIMIT}
     for name in sorted(known - set(long)):
         print(f"thin commands: {name} is {LIMIT} lines or fewer now (or gone); take it off {known_file.relative_to(ROOT)}")
     new = sorted(set(long) - known)
@@ -91,9 +114,13 @@ def main() -> int:
         length, rel, line = long[name]
         print(f"thin commands: {name} ({rel}:{line}) has {length} body lines, over {LIMIT}; "
               "move its chain into one core function and call that")
-    if new:
+    chains = [(name, rel, line, calls) for _, name, rel, line, calls in every if len(calls) > 1]
+    for name, rel, line, calls in chains:
+        print(f"thin commands: {name} ({rel}:{line}) chains {len(calls)} calls into core "
+              f"({', '.join(calls)}); make them one use case in leasehold_core::usecase")
+    if new or chains:
         return 1
-    print(f"thin commands: ok ({len(every)} commands, {len(long)} older ones still listed)")
+    print(f"thin commands: ok ({len(every)} commands, none chains core, {len(long)} older ones still listed)")
     return 0
 
 

@@ -11,6 +11,7 @@ use leasehold_core::keeper::{
 };
 use leasehold_core::stop::StopWait;
 use leasehold_core::store::Store;
+use leasehold_core::usecase::{self, Handles};
 use leasehold_core::Clock;
 use rust_decimal::Decimal;
 
@@ -322,10 +323,9 @@ pub fn run(db: &Path, command: &KeeperCommand) -> ExitCode {
             accept_cost,
             json,
         } => {
-            let endpoints = match endpoints() {
-                Ok(endpoints) => endpoints,
-                Err(code) => return code,
-            };
+            if let Err(code) = endpoints() {
+                return code;
+            }
             with_store(db, |store| async move {
                 let Some(accepted) = accept_cost else {
                     return match keeper::quote(&store, name, CLOCK.now()).await {
@@ -345,14 +345,9 @@ pub fn run(db: &Path, command: &KeeperCommand) -> ExitCode {
                         Err(err) => output::fail(&err),
                     };
                 };
-                let deps = HuntDeps {
-                    endpoints: &endpoints,
-                    backoff: Backoff::default(),
-                    wait: wait(180),
-                    clock: &CLOCK,
-                    sleeper: &TokioSleeper,
-                };
-                match keeper::keep_alive(&store, name, *accepted, &deps).await {
+                let handles = Handles::default();
+                let context = handles.context(&store, &CLOCK);
+                match usecase::keeper::keep_alive(&context, name, *accepted).await {
                     Ok(report) if *json => output::print_json(&report),
                     Ok(report) => {
                         say!(
@@ -375,21 +370,13 @@ pub fn run(db: &Path, command: &KeeperCommand) -> ExitCode {
 
 /// `account bid NAME PRICE_PER_HOUR`.
 pub fn bid(db: &Path, name: &str, price: Decimal, json: bool) -> ExitCode {
-    let endpoints = match endpoints() {
-        Ok(endpoints) => endpoints,
-        Err(code) => return code,
-    };
+    if let Err(code) = endpoints() {
+        return code;
+    }
     with_store(db, |store| async move {
-        match keeper::vast::bid(
-            &store,
-            name,
-            price,
-            &endpoints,
-            Backoff::default(),
-            CLOCK.now(),
-        )
-        .await
-        {
+        let handles = Handles::default();
+        let context = handles.context(&store, &CLOCK);
+        match usecase::keeper::bid(&context, name, price).await {
             Ok(report) if json => output::print_json(&report),
             Ok(report) => {
                 say!(
@@ -411,21 +398,13 @@ pub fn bid(db: &Path, name: &str, price: Decimal, json: bool) -> ExitCode {
 
 /// `account price-increase NAME accept|reject`.
 pub fn price_increase(db: &Path, name: &str, accept: bool, json: bool) -> ExitCode {
-    let endpoints = match endpoints() {
-        Ok(endpoints) => endpoints,
-        Err(code) => return code,
-    };
+    if let Err(code) = endpoints() {
+        return code;
+    }
     with_store(db, |store| async move {
-        match keeper::vast::answer_increase(
-            &store,
-            name,
-            accept,
-            &endpoints,
-            Backoff::default(),
-            CLOCK.now(),
-        )
-        .await
-        {
+        let handles = Handles::default();
+        let context = handles.context(&store, &CLOCK);
+        match usecase::keeper::answer_increase(&context, name, accept).await {
             Ok(report) if json => output::print_json(&report),
             Ok(report) => {
                 say!(

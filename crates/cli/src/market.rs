@@ -6,12 +6,13 @@ use std::process::ExitCode;
 
 use chrono::{DateTime, Utc};
 use clap::{ArgGroup, Args};
-use leasehold_core::account::{Endpoints, Provider};
+use leasehold_core::account::Provider;
 use leasehold_core::market::alerts::{self, AlertRule};
 use leasehold_core::market::rank::RankedOffer;
 use leasehold_core::market::rent::{self, RentRequest};
 use leasehold_core::market::{self, Offer, OfferFilter};
 use leasehold_core::store::Store;
+use leasehold_core::usecase::{self, Handles};
 use leasehold_core::Clock;
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -244,14 +245,12 @@ pub fn run(db: &Path, command: &MarketCommand) -> ExitCode {
             };
             with_store(db, |store| async move {
                 let now = CLOCK.now();
-                let report = match market::refresh(&store, &Endpoints::from_env(), only, now).await
-                {
-                    Ok(report) => report,
+                let handles = Handles::default();
+                let context = handles.context(&store, &CLOCK);
+                let report = match usecase::market::refresh(&context, only).await {
+                    Ok(round) => round.report,
                     Err(err) => return output::fail(&err),
                 };
-                if let Err(err) = alerts::fire_due(&store, now).await {
-                    tracing::warn!(%err, "market alerts not checked");
-                }
                 if *json {
                     let providers: Vec<serde_json::Value> = report
                         .providers
@@ -429,7 +428,9 @@ pub fn run_rent(db: &Path, args: &RentArgs) -> ExitCode {
         return output::fail(&err);
     }
     with_store(db, |store| async move {
-        match rent::rent(&store, &Endpoints::from_env(), &request, CLOCK.now()).await {
+        let handles = Handles::default();
+        let context = handles.context(&store, &CLOCK);
+        match usecase::market::rent(&context, &request).await {
             Ok(rented) if args.json => output::print_json(&rented),
             Ok(rented) => {
                 say!(

@@ -1,6 +1,7 @@
 //! The use-case layer decides once what the app and the CLI used to decide each on its own:
 //! a release checklist for an instance that cannot be reached, however it was to be reached, and
-//! an account label judged by `account::add`.
+//! an account label judged by `account::add`; and it checks what a form sends before it keeps
+//! anything or connects (watchdog settings, a budget, a project, a webhook).
 
 use std::time::Duration;
 
@@ -11,6 +12,8 @@ use leasehold_core::billing::{ledger, BillingRules, NewInstance};
 use leasehold_core::ssh::{ConnectRequest, Secret};
 use leasehold_core::store::Store;
 use leasehold_core::usecase::{self, backup::Reach, Handles};
+use leasehold_core::watchdog::WatchdogRequest;
+use leasehold_core::webhook;
 use leasehold_core::{Coded, FixedClock};
 use rust_decimal_macros::dec;
 
@@ -110,4 +113,94 @@ async fn the_label_is_judged_by_add_before_any_request() {
         .unwrap_err();
     assert_eq!(err.code(), "account.bad_label");
     assert!(err.is_bad_input());
+}
+
+#[tokio::test]
+async fn watchdog_settings_are_checked_before_anything_connects() {
+    let store = store_with_box().await;
+    let (handles, clock) = (Handles::default(), clock());
+    let context = handles.context(&store, &clock);
+    let defaults = usecase::watchdog::defaults(&context, "box").await.unwrap();
+    assert!(!defaults.power_off.is_empty());
+    // "box" has no saved connection: a good request gets as far as dialling and fails there…
+    let good = WatchdogRequest::default();
+    let err = usecase::watchdog::install(&context, "box", &good)
+        .await
+        .unwrap_err();
+    assert!(!err.code().starts_with("watchdog."), "{err} [{}]", err.code());
+    // …a bad one is refused first.
+    let bad = WatchdogRequest {
+        idle: Some("whenever".into()),
+        ..WatchdogRequest::default()
+    };
+    let err = usecase::watchdog::install(&context, "box", &bad)
+        .await
+        .unwrap_err();
+    assert!(err.code().starts_with("watchdog."), "{err} [{}]", err.code());
+    assert!(err.is_bad_input());
+}
+
+#[tokio::test]
+async fn the_bid_cap_leaves_the_rest_of_the_policy_alone() {
+    let store = store_with_box().await;
+    let (handles, clock) = (Handles::default(), clock());
+    let context = handles.context(&store, &clock);
+    let form = usecase::keeper::PolicyForm {
+        stop_after_idle_minutes: Some(30),
+        release_after_stopped_days: None,
+        auto_release: false,
+        off: false,
+    };
+    usecase::keeper::set_policy(&context, Some("box"), form)
+        .await
+        .unwrap();
+    let policy = usecase::keeper::set_bid_cap(&context, "box", dec!(0.35))
+        .await
+        .unwrap();
+    assert_eq!(policy.bid_cap, Some(dec!(0.35)));
+    assert_eq!(policy.stop_after_idle_s, Some(30 * 60));
+}
+
+#[tokio::test]
+async fn a_typed_budget_and_a_project_are_judged_before_they_are_kept() {
+    let store = store_with_box().await;
+    let (handles, clock) = (Handles::default(), clock());
+    let context = handles.context(&store, &clock);
+    let err = usecase::team::set_budget(&context, "CNY", "a lot")
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_input(), "{err} [{}]", err.code());
+    assert_eq!(err.field(), Some("amount"));
+    let err = usecase::team::set_project(&context, "nobody", Some("vision"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "billing.unknown_instance");
+    let saved = usecase::team::set_project(&context, "box", Some("vision"))
+        .await
+        .unwrap();
+    assert_eq!(saved.as_deref(), Some("vision"));
+}
+
+#[tokio::test]
+async fn a_webhook_of_an_unknown_kind_is_not_saved() {
+    let store = Store::open_in_memory().await.unwrap();
+    let (handles, clock) = (Handles::default(), clock());
+    let context = handles.context(&store, &clock);
+    let url = Secret::new("https://example.com/hook");
+    let err = usecase::webhook::add(&context, "carrier-pigeon", "ops", &url, None)
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_input(), "{err} [{}]", err.code());
+    assert!(webhook::saved::list(&store).await.unwrap().is_empty());
+    let err = usecase::webhook::test(&context, 7).await.unwrap_err();
+    assert!(err.code().starts_with("webhook."), "{err} [{}]", err.code());
+}
+
+#[tokio::test]
+async fn a_verify_run_that_was_never_kept_is_not_found() {
+    let store = store_with_box().await;
+    let (handles, clock) = (Handles::default(), clock());
+    let context = handles.context(&store, &clock);
+    let err = usecase::verify::load_run(&context, 41).await.unwrap_err();
+    assert!(err.code().starts_with("verify."), "{err} [{}]", err.code());
 }

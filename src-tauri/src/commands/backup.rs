@@ -62,15 +62,7 @@ pub async fn backup_git_push(
     instance: String,
     repo: String,
 ) -> Result<BackupRecord, ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(backup::git_push(
-        &state.store,
-        &target,
-        Some(&instance),
-        &repo,
-        state.clock.as_ref(),
-    )
-    .await?)
+    Ok(usecase::backup::git_push(&state.context(), &instance, &repo).await?)
 }
 
 /// Copy `path` into the provider's file storage on `instance` (AutoDL's autodl-fs).
@@ -81,15 +73,7 @@ pub async fn backup_to_file_storage(
     instance: String,
     path: String,
 ) -> Result<BackupRecord, ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(backup::copy_to_instance_file_storage(
-        &state.store,
-        &target,
-        &instance,
-        &path,
-        state.clock.as_ref(),
-    )
-    .await?)
+    Ok(usecase::backup::to_file_storage(&state.context(), &instance, &path).await?)
 }
 
 /// Every backup of `instance`, newest first.

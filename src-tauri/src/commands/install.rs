@@ -69,8 +69,7 @@ pub async fn job_cancel(
     instance: String,
     id: String,
 ) -> Result<CancelReport, ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(record::cancel_recorded(&state.store, target.as_ref(), &id, state.clock.as_ref()).await?)
+    Ok(usecase::install::cancel_job(&state.context(), &instance, &id).await?)
 }
 
 /// Each recipe's state on `instance` from its last Verify run (the recipe cards).
@@ -91,14 +90,7 @@ pub async fn job_refresh(
     state: tauri::State<'_, AppState>,
     instance: String,
 ) -> Result<Vec<JobRecord>, ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(record::refresh_running(
-        &state.store,
-        target.as_ref(),
-        &instance,
-        state.clock.as_ref(),
-    )
-    .await?)
+    Ok(usecase::install::refresh_jobs(&state.context(), &instance).await?)
 }
 
 /// Check the server a finished server recipe (Ollama, vLLM, TGI) left running, through a port
@@ -111,6 +103,6 @@ pub async fn install_check_server(
     id: String,
     lang: Lang,
 ) -> Result<ServeCheck, ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(install::serve::check_recorded(&state.store, &target, &id, lang).await?)
+    let context = state.context();
+    Ok(usecase::install::check_server(&context, &instance, &id, lang).await?)
 }

@@ -1,13 +1,12 @@
 //! The keeper's commands: power-on hunts, the clean-up deadline kept alive, the two-stage
-//! policy, Vast.ai bids and price increases. Each one call into `leasehold_core::keeper`.
+//! policy, Vast.ai bids and price increases. Each one call into `leasehold_core::keeper` or its
+//! use cases.
 
-use leasehold_core::account::vast_bid::PriceIncrease;
-use leasehold_core::account::{vast_bid::BidState, Backoff, Endpoints};
+use leasehold_core::account::vast_bid::{BidState, PriceIncrease};
 use leasehold_core::keeper::{
-    self, vast::BidReport, vast::IncreaseReport, HuntDeps, HuntReport, KeepAliveQuote,
-    KeepAliveReport, Kept, Policy, PolicyChange, TokioSleeper,
+    self, vast::BidReport, vast::IncreaseReport, HuntReport, KeepAliveQuote, KeepAliveReport, Kept,
+    Policy,
 };
-use leasehold_core::stop::StopWait;
 use leasehold_core::usecase::{self, keeper::PolicyForm};
 use leasehold_core::ApiError;
 use rust_decimal::Decimal;
@@ -78,11 +77,7 @@ pub async fn keeper_set_bid_cap(
     instance: String,
     bid_cap: Decimal,
 ) -> Result<Policy, ApiError> {
-    let change = PolicyChange {
-        bid_cap: Some(bid_cap),
-        ..PolicyChange::default()
-    };
-    Ok(keeper::set_policy(&state.store, Some(&instance), change, state.clock.now()).await?)
+    Ok(usecase::keeper::set_bid_cap(&state.context(), &instance, bid_cap).await?)
 }
 
 /// What keeping a stopped instance alive costs, before anything is done.
@@ -103,15 +98,7 @@ pub async fn keeper_keep_alive(
     instance: String,
     accepted_cost: Decimal,
 ) -> Result<KeepAliveReport, ApiError> {
-    let endpoints = Endpoints::checked_from_env()?;
-    let deps = HuntDeps {
-        endpoints: &endpoints,
-        backoff: Backoff::default(),
-        wait: StopWait::default(),
-        clock: state.clock.as_ref(),
-        sleeper: &TokioSleeper,
-    };
-    Ok(keeper::keep_alive(&state.store, &instance, accepted_cost, &deps).await?)
+    Ok(usecase::keeper::keep_alive(&state.context(), &instance, accepted_cost).await?)
 }
 
 /// Whether a Vast.ai interruptible instance was outbid.
@@ -121,15 +108,7 @@ pub async fn keeper_vast_look(
     state: tauri::State<'_, AppState>,
     instance: String,
 ) -> Result<BidState, ApiError> {
-    let endpoints = Endpoints::checked_from_env()?;
-    Ok(keeper::vast::look(
-        &state.store,
-        &instance,
-        &endpoints,
-        Backoff::default(),
-        state.clock.now(),
-    )
-    .await?)
+    Ok(usecase::keeper::vast_look(&state.context(), &instance).await?)
 }
 
 #[tauri::command]
@@ -139,16 +118,7 @@ pub async fn keeper_bid(
     instance: String,
     price: Decimal,
 ) -> Result<BidReport, ApiError> {
-    let endpoints = Endpoints::checked_from_env()?;
-    Ok(keeper::vast::bid(
-        &state.store,
-        &instance,
-        price,
-        &endpoints,
-        Backoff::default(),
-        state.clock.now(),
-    )
-    .await?)
+    Ok(usecase::keeper::bid(&state.context(), &instance, price).await?)
 }
 
 #[tauri::command]
@@ -158,16 +128,7 @@ pub async fn keeper_price_increase(
     instance: String,
     accept: bool,
 ) -> Result<IncreaseReport, ApiError> {
-    let endpoints = Endpoints::checked_from_env()?;
-    Ok(keeper::vast::answer_increase(
-        &state.store,
-        &instance,
-        accept,
-        &endpoints,
-        Backoff::default(),
-        state.clock.now(),
-    )
-    .await?)
+    Ok(usecase::keeper::answer_increase(&state.context(), &instance, accept).await?)
 }
 
 /// The host's pending price increase on a Vast.ai rental, if any; nothing is answered.
@@ -177,13 +138,5 @@ pub async fn keeper_price_increase_look(
     state: tauri::State<'_, AppState>,
     instance: String,
 ) -> Result<Option<PriceIncrease>, ApiError> {
-    let endpoints = Endpoints::checked_from_env()?;
-    Ok(keeper::vast::pending_increase(
-        &state.store,
-        &instance,
-        &endpoints,
-        Backoff::default(),
-        state.clock.now(),
-    )
-    .await?)
+    Ok(usecase::keeper::pending_increase(&state.context(), &instance).await?)
 }

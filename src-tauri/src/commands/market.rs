@@ -2,12 +2,13 @@
 //! (and the alerts it sets off), the price alerts, the review's defaults, and renting an offer
 //! through the provider's create call.
 
-use leasehold_core::account::{Endpoints, Provider};
+use leasehold_core::account::Provider;
 use leasehold_core::catalog::recommend::RecommendRequest;
 use leasehold_core::market::alerts::{self, Alert, AlertRule, RefreshRound};
 use leasehold_core::market::filter::OfferFilter;
-use leasehold_core::market::rent::{self, RentDefaults, RentRequest, Rented};
+use leasehold_core::market::rent::{RentDefaults, RentRequest, Rented};
 use leasehold_core::market::view::{self, MarketView};
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tracing::instrument;
 
@@ -31,13 +32,7 @@ pub async fn market_for_task(
 #[tauri::command]
 #[instrument(skip(state), err(Debug))]
 pub async fn market_refresh(state: tauri::State<'_, AppState>) -> Result<RefreshRound, ApiError> {
-    Ok(alerts::refresh_and_fire(
-        &state.store,
-        &Endpoints::checked_from_env()?,
-        None,
-        state.now(),
-    )
-    .await?)
+    Ok(usecase::market::refresh(&state.context(), None).await?)
 }
 
 /// Every price alert, oldest first.
@@ -70,7 +65,7 @@ pub async fn market_alert_remove(
 /// What the review screen starts from: the image, the disk and the user's public key.
 #[tauri::command]
 pub fn market_rent_defaults(provider: Provider) -> RentDefaults {
-    rent::defaults(provider, leasehold_core::paths::home_dir().as_deref())
+    usecase::market::rent_defaults(provider)
 }
 
 /// Rent the offer and record it as created; nothing is recorded when the provider refuses.
@@ -80,11 +75,5 @@ pub async fn market_rent(
     state: tauri::State<'_, AppState>,
     request: RentRequest,
 ) -> Result<Rented, ApiError> {
-    Ok(rent::rent(
-        &state.store,
-        &Endpoints::checked_from_env()?,
-        &request,
-        state.now(),
-    )
-    .await?)
+    Ok(usecase::market::rent(&state.context(), &request).await?)
 }

@@ -3,9 +3,8 @@
 
 use leasehold_core::remind::{rules, schedule, ReminderKind, ReminderRules, Snooze};
 use leasehold_core::ssh::Secret;
-use leasehold_core::webhook::{
-    self, saved, Delivery, WebhookKind, WebhookMessage, WebhookTarget, WebhookView,
-};
+use leasehold_core::usecase;
+use leasehold_core::webhook::{saved, Delivery, WebhookView};
 use leasehold_core::{AdapterError, ApiError};
 
 use crate::reminders::{Board, ReminderBoard, TrayLabels};
@@ -86,8 +85,7 @@ pub async fn webhook_add(
     url: Secret,
     secret: Option<Secret>,
 ) -> Result<WebhookView, ApiError> {
-    let target = WebhookTarget::new(WebhookKind::parse(&kind)?, url.expose(), secret)?;
-    Ok(saved::add(&state.store, &label, &target, state.now()).await?)
+    Ok(usecase::webhook::add(&state.context(), &kind, &label, &url, secret).await?)
 }
 
 #[tauri::command]
@@ -102,15 +100,7 @@ pub async fn webhook_test(
     state: tauri::State<'_, AppState>,
     id: i64,
 ) -> Result<Delivery, ApiError> {
-    let client = webhook::client()?;
-    Ok(saved::send_to(
-        &client,
-        &state.store,
-        id,
-        &WebhookMessage::test(),
-        state.now(),
-    )
-    .await?)
+    Ok(usecase::webhook::test(&state.context(), id).await?)
 }
 
 /// The tray's words in the UI's language (the tray is drawn by Rust, the text lives in the

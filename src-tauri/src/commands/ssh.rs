@@ -126,8 +126,7 @@ pub async fn forward_open(
     instance: String,
     request: ForwardRequest,
 ) -> Result<ForwardInfo, ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(connect::open_forward(&target, &request).await?)
+    Ok(usecase::forward::open(&state.context(), &instance, &request).await?)
 }
 
 /// Forwards of an instance; none when it is not connected (listing never dials).
@@ -149,8 +148,7 @@ pub async fn forward_close(
     instance: String,
     id: u64,
 ) -> Result<(), ApiError> {
-    let target = state.live_target(&instance).await?;
-    Ok(target.close_forward(id)?)
+    Ok(usecase::forward::close(&state.context(), &instance, id).await?)
 }
 
 /// The terminal's output as the page reads it: raw bytes, then the exit as JSON.

@@ -3,6 +3,7 @@
 
 use leasehold_core::ssh::Secret;
 use leasehold_core::team::{self, Conflict, ConnectRequest, SyncReport, TeamLink, TeamStatus};
+use leasehold_core::usecase;
 use leasehold_core::ApiError;
 
 use crate::state::AppState;
@@ -58,9 +59,7 @@ pub async fn team_set_budget(
     currency: String,
     amount: String,
 ) -> Result<TeamStatus, ApiError> {
-    let amount = leasehold_core::billing::rules::parse_decimal("amount", &amount)?;
-    team::set_budget(&state.store, &currency, amount).await?;
-    Ok(team::status(&state.store, state.now()).await?)
+    Ok(usecase::team::set_budget(&state.context(), &currency, &amount).await?)
 }
 
 /// The project `instance` is rented for, if anyone said.
@@ -81,8 +80,8 @@ pub async fn instance_set_project(
     instance: String,
     project: Option<String>,
 ) -> Result<Option<String>, ApiError> {
-    team::set_project(&state.store, &instance, project.as_deref()).await?;
-    Ok(team::project_of(&state.store, &instance).await?)
+    let context = state.context();
+    Ok(usecase::team::set_project(&context, &instance, project.as_deref()).await?)
 }
 
 /// Keep `keep_uid` (the refused event or the one standing in its place) and withdraw the other;
@@ -117,8 +116,7 @@ pub async fn team_set_alerts(
     recipients: Vec<String>,
     after_minutes: u32,
 ) -> Result<TeamStatus, ApiError> {
-    team::alerts::set(&state.store, &recipients, after_minutes).await?;
-    Ok(team::status(&state.store, state.now()).await?)
+    Ok(usecase::team::set_alerts(&state.context(), &recipients, after_minutes).await?)
 }
 
 /// Share (or stop sharing) this laptop's last Verify results with the team from the next sync;
@@ -129,8 +127,7 @@ pub async fn team_share_verify(
     state: tauri::State<'_, AppState>,
     share: bool,
 ) -> Result<TeamStatus, ApiError> {
-    team::verify::set_sharing(&state.store, share, state.now()).await?;
-    Ok(team::status(&state.store, state.now()).await?)
+    Ok(usecase::team::share_verify(&state.context(), share).await?)
 }
 
 /// Put off a team reminder (a team budget's threshold, a left-running alert) for an hour or until

@@ -2,11 +2,10 @@
 //! connection, reports each probe through a channel, can be stopped from the UI, and every run is
 //! kept with what changed since the one before.
 
-use leasehold_core::diagnose::diff::RunDiff;
 use leasehold_core::diagnose::Lang;
 use leasehold_core::probe::ProbeEvent;
 use leasehold_core::usecase;
-use leasehold_core::verify::history::{self, RecordedRun, RunSummary};
+use leasehold_core::verify::history::{self, RunSummary};
 use leasehold_core::verify::VerifyOutcome;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
@@ -58,10 +57,5 @@ pub async fn verify_load(
     state: tauri::State<'_, AppState>,
     id: i64,
 ) -> Result<VerifyOutcome, ApiError> {
-    let report = history::load(&state.store, id).await?;
-    let changes: Option<RunDiff> = history::changes(&state.store, id).await?;
-    Ok(VerifyOutcome {
-        report,
-        run: RecordedRun { id, changes },
-    })
+    Ok(usecase::verify::load_run(&state.context(), id).await?)
 }

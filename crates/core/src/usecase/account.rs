@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use super::ActionError;
 use crate::account::reconcile::{self, ReconcileRow};
 use crate::account::sync::{self, AccountSyncReport};
-use crate::account::{self, AccountError, AccountRef, AddReport, Backoff, Endpoints};
+use crate::account::{self, AccountError, AccountRef, AddReport, Backoff};
 use crate::ssh::Secret;
 
 use super::Context;
@@ -18,7 +18,7 @@ pub async fn add(
     key: &Secret,
     key_env: Option<&str>,
 ) -> Result<AddReport, ActionError> {
-    let endpoints = Endpoints::checked_from_env()?;
+    let endpoints = context.endpoints()?;
     Ok(account::add(
         context.store,
         account,
@@ -46,7 +46,7 @@ pub async fn sync(
     context: &Context<'_>,
     only: Option<&AccountRef>,
 ) -> Result<SyncOutcome, ActionError> {
-    let endpoints = Endpoints::checked_from_env()?;
+    let endpoints = context.endpoints()?;
     let results = sync::sync_all(
         context.store,
         only,
@@ -92,7 +92,7 @@ pub async fn reconcile_between(
         instance,
         from,
         to,
-        &Endpoints::checked_from_env()?,
+        &context.endpoints()?,
         Backoff::default(),
         context.now(),
     )

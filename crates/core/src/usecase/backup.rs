@@ -1,4 +1,5 @@
-//! Back up and check before release: what would be lost, saving it, and the release checklist.
+//! Back up and check before release: what would be lost, saving it (copies, `git push`, the
+//! provider's file storage), and the release checklist.
 
 use std::path::PathBuf;
 
@@ -146,4 +147,32 @@ pub async fn release_check(
         context.now(),
     )
     .await?)
+}
+
+/// `git push` in repository `repo` on `instance`; the record keeps its output.
+pub async fn git_push(
+    context: &Context<'_>,
+    instance: &str,
+    repo: &str,
+) -> Result<BackupRecord, ActionError> {
+    let target = context.live_target(instance).await?;
+    let push = backup::git_push(context.store, &target, Some(instance), repo, context.clock);
+    Ok(push.await?)
+}
+
+/// Copy `path` into the provider's file storage on `instance` (AutoDL's autodl-fs).
+pub async fn to_file_storage(
+    context: &Context<'_>,
+    instance: &str,
+    path: &str,
+) -> Result<BackupRecord, ActionError> {
+    let target = context.live_target(instance).await?;
+    let copy = backup::copy_to_instance_file_storage(
+        context.store,
+        &target,
+        instance,
+        path,
+        context.clock,
+    );
+    Ok(copy.await?)
 }

@@ -1,11 +1,15 @@
-//! Recipes on an instance: start one, follow its job, open a terminal beside it.
+//! Recipes on an instance: start one, follow its job, stop or re-read jobs, check the server one
+//! left running, open a terminal beside it.
 
 use std::collections::BTreeMap;
 
 use super::ActionError;
 use crate::connect::TerminalOutput;
+use crate::diagnose::Lang;
+use crate::install::serve::ServeCheck;
 use crate::install::{self, JobLog};
-use crate::job::JobStatus;
+use crate::job::record::{self, JobRecord};
+use crate::job::{CancelReport, JobStatus};
 use crate::update::Activity;
 
 use super::Context;
@@ -67,4 +71,37 @@ pub async fn open_terminal(
         .terminals
         .open(&target, cols, rows, sink)
         .await?)
+}
+
+/// Stop job `id`'s whole process group on `instance`.
+pub async fn cancel_job(
+    context: &Context<'_>,
+    instance: &str,
+    id: &str,
+) -> Result<CancelReport, ActionError> {
+    let target = context.live_target(instance).await?;
+    Ok(record::cancel_recorded(context.store, target.as_ref(), id, context.clock).await?)
+}
+
+/// The jobs of `instance`, the running ones read again from the instance (after an app restart
+/// or a reconnect).
+pub async fn refresh_jobs(
+    context: &Context<'_>,
+    instance: &str,
+) -> Result<Vec<JobRecord>, ActionError> {
+    let target = context.live_target(instance).await?;
+    let refresh = record::refresh_running(context.store, target.as_ref(), instance, context.clock);
+    Ok(refresh.await?)
+}
+
+/// Check the server a finished server recipe (Ollama, vLLM, TGI) left running on `instance`,
+/// through a port forward: one answer, its speed, and whether a model spills onto the CPU.
+pub async fn check_server(
+    context: &Context<'_>,
+    instance: &str,
+    id: &str,
+    lang: Lang,
+) -> Result<ServeCheck, ActionError> {
+    let target = context.live_target(instance).await?;
+    Ok(install::serve::check_recorded(context.store, &target, id, lang).await?)
 }

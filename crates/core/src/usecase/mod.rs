@@ -13,13 +13,18 @@
 pub mod account;
 pub mod backup;
 mod error;
+pub mod forward;
 pub mod install;
 pub mod keeper;
+pub mod market;
 pub mod monitor;
 pub mod price;
 pub mod stop;
+pub mod team;
 pub mod update;
 pub mod verify;
+pub mod watchdog;
+pub mod webhook;
 
 pub use error::ActionError;
 
@@ -27,6 +32,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::account::Endpoints;
 use crate::clock::Clock;
 use crate::connect::LiveTargets;
 use crate::monitor::live::StreamLanguages;
@@ -37,7 +43,7 @@ use crate::verify::RunningChecks;
 
 /// What every use case may need, borrowed from whoever keeps it (the app's state, or the CLI's
 /// one run): the store, the open connections, the stoppable runs, the streams' languages, the
-/// work an update waits for, and the clock.
+/// work an update waits for, and the clock; [`Context::endpoints`] says where the providers are.
 #[derive(Clone, Copy)]
 pub struct Context<'a> {
     pub store: &'a Store,
@@ -92,6 +98,12 @@ impl Context<'_> {
             .live
             .get_or_connect(&mut conn, instance, ConnectOptions::default())
             .await?)
+    }
+
+    /// Where the providers' APIs answer: the built-in addresses, or the ones the environment
+    /// names (test stand-ins); a malformed one is refused before anything is sent.
+    pub fn endpoints(&self) -> Result<Endpoints, ActionError> {
+        Ok(Endpoints::checked_from_env()?)
     }
 
     /// The monitor's view of the same handles.

@@ -1,7 +1,7 @@
 //! "Stop now" and the provider's power verbs, from the instance page, a reminder or the tray.
 
 use super::ActionError;
-use crate::account::{Backoff, Endpoints, PowerVerb};
+use crate::account::{Backoff, PowerVerb};
 use crate::stop::{
     self, ApiEndpoints, HandCheck, HandStop, PowerReport, SshStop, StopBy, StopReport, StopVia,
     StopWait,
@@ -62,7 +62,7 @@ pub async fn power(
         context.store,
         instance,
         verb,
-        &Endpoints::checked_from_env()?,
+        &context.endpoints()?,
         Backoff::default(),
         StopWait::default(),
         context.clock,

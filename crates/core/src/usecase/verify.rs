@@ -1,8 +1,9 @@
-//! "Run checks" on an instance.
+//! "Run checks" on an instance, and a run kept from before.
 
 use super::ActionError;
 use crate::diagnose::Lang;
 use crate::probe::{BatteryOptions, ProbeSink};
+use crate::verify::history::{self, RecordedRun};
 use crate::verify::{self, VerifyOutcome};
 
 use super::Context;
@@ -29,4 +30,14 @@ pub async fn run(
         context.now(),
     );
     Ok(run.await?)
+}
+
+/// Stored run `id` and what changed since the run before it (Verify's history).
+pub async fn load_run(context: &Context<'_>, id: i64) -> Result<VerifyOutcome, ActionError> {
+    let report = history::load(context.store, id).await?;
+    let changes = history::changes(context.store, id).await?;
+    Ok(VerifyOutcome {
+        report,
+        run: RecordedRun { id, changes },
+    })
 }
