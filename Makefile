@@ -91,7 +91,7 @@ clippy: ui
 
 # The domain must never learn about Tauri: fail if leasehold-core pulls it in at any depth.
 # Nor grow a new circle between its modules (tests/arch/known_cycles.txt lists today's).
-## core-is-tauri-free: fail when leasehold-core depends on Tauri at any depth, gains a module circle, runs SQL outside store/ and team/server/, or a Tauri command grows past 10 lines
+## core-is-tauri-free: fail when leasehold-core depends on Tauri at any depth, gains a module circle, runs SQL outside store/ and team/server/, a Tauri command grows past 10 lines or chains core calls, or ARCHITECTURE.md's module table misses a module or runs long
 core-is-tauri-free:
 	@if cargo tree -p leasehold-core -e normal --prefix none | grep -E '^(tauri|tauri-[a-z-]+) v' ; then \
 	  echo "leasehold-core depends on Tauri; keep the domain free of it"; exit 1; \
@@ -99,6 +99,7 @@ core-is-tauri-free:
 	python3 tests/arch/module_cycles.py
 	python3 tests/arch/sql_rooms.py
 	python3 tests/arch/thin_commands.py
+	python3 tests/arch/architecture_map.py
 
 # TypeScript types for everything that crosses IPC are generated from Rust (ts-rs) and committed;
 # .cargo/config.toml points TS_RS_EXPORT_DIR at ui/src/lib/bindings. The app crate embeds ui/dist,

@@ -127,7 +127,11 @@ async fn watchdog_settings_are_checked_before_anything_connects() {
     let err = usecase::watchdog::install(&context, "box", &good)
         .await
         .unwrap_err();
-    assert!(!err.code().starts_with("watchdog."), "{err} [{}]", err.code());
+    assert!(
+        !err.code().starts_with("watchdog."),
+        "{err} [{}]",
+        err.code()
+    );
     // …a bad one is refused first.
     let bad = WatchdogRequest {
         idle: Some("whenever".into()),
@@ -136,7 +140,11 @@ async fn watchdog_settings_are_checked_before_anything_connects() {
     let err = usecase::watchdog::install(&context, "box", &bad)
         .await
         .unwrap_err();
-    assert!(err.code().starts_with("watchdog."), "{err} [{}]", err.code());
+    assert!(
+        err.code().starts_with("watchdog."),
+        "{err} [{}]",
+        err.code()
+    );
     assert!(err.is_bad_input());
 }
 
