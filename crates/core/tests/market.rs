@@ -37,12 +37,11 @@ impl Stands {
     }
 
     fn endpoints(&self) -> Endpoints {
-        Endpoints {
-            runpod: self.runpod.base(),
-            vast: self.vast.base(),
-            lambda: self.lambda.base(),
-            autodl: "http://127.0.0.1:9".into(),
-        }
+        Endpoints::default()
+            .with(Provider::Runpod, &self.runpod.base())
+            .with(Provider::Vast, &self.vast.base())
+            .with(Provider::Lambda, &self.lambda.base())
+            .with(Provider::Autodl, "http://127.0.0.1:9")
     }
 }
 

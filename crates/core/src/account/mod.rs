@@ -17,8 +17,8 @@
 //! key of a provider is its `default` account's); the database (`store::accounts`) keeps the
 //! provider, the label and, for machines without a keychain, the name of the environment
 //! variable the key came from.
-//! Adding a provider: a file like [`runpod`], a [`Provider`] variant, and its arms in
-//! [`client`].
+//! Adding a provider: a file like [`runpod`], a [`Provider`] variant, its row in
+//! [`providers`] and its arms in [`client`]; [`providers`] lists the rest.
 //!
 //! Also: [`remote`] is the one checked shape every client reads into. `plan` plans a sync per
 //! instance (savepoints; an instance missing from a listing is looked up before it counts as
@@ -40,6 +40,8 @@ pub mod runpod;
 pub mod sync;
 pub mod vast;
 pub mod vast_bid;
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -119,24 +121,11 @@ impl Provider {
 }
 
 /// Where each provider's API lives: scheme, host and port only; requests go to the documented
-/// paths under it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// paths under it. A provider not named here answers at its row's default base, so a new
+/// provider needs nothing in this type.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Endpoints {
-    pub runpod: String,
-    pub vast: String,
-    pub lambda: String,
-    pub autodl: String,
-}
-
-impl Default for Endpoints {
-    fn default() -> Self {
-        Self {
-            runpod: Provider::Runpod.default_base().to_owned(),
-            vast: Provider::Vast.default_base().to_owned(),
-            lambda: Provider::Lambda.default_base().to_owned(),
-            autodl: Provider::Autodl.default_base().to_owned(),
-        }
-    }
+    bases: HashMap<Provider, String>,
 }
 
 /// What a refused base-URL variable leaves as the provider's base: [`http::Api::new`] refuses
@@ -151,13 +140,14 @@ impl Endpoints {
         let mut endpoints = Self::default();
         for provider in Provider::ALL {
             if let Ok(value) = std::env::var(provider.env_var()) {
-                *endpoints.base_mut(provider) = match origin_of(&value) {
+                let base = match origin_of(&value) {
                     Ok(origin) => origin,
                     Err(why) => {
                         tracing::warn!(var = provider.env_var(), why, "refused base URL");
                         format!("{REFUSED_BASE}{}", provider.env_var())
                     }
                 };
+                endpoints.bases.insert(provider, base);
             }
         }
         endpoints
@@ -177,32 +167,26 @@ impl Endpoints {
     }
 
     pub fn base(&self, provider: Provider) -> &str {
-        match provider {
-            Provider::Runpod => &self.runpod,
-            Provider::Vast => &self.vast,
-            Provider::Lambda => &self.lambda,
-            Provider::Autodl => &self.autodl,
-        }
+        self.bases
+            .get(&provider)
+            .map_or(provider.default_base(), String::as_str)
     }
 
-    fn base_mut(&mut self, provider: Provider) -> &mut String {
-        match provider {
-            Provider::Runpod => &mut self.runpod,
-            Provider::Vast => &mut self.vast,
-            Provider::Lambda => &mut self.lambda,
-            Provider::Autodl => &mut self.autodl,
-        }
+    /// These endpoints with `provider` at `base` (a proxy, or a test's stand-in).
+    #[must_use]
+    pub fn with(mut self, provider: Provider, base: &str) -> Self {
+        self.bases
+            .insert(provider, base.trim_end_matches('/').to_owned());
+        self
     }
 
     /// Every provider at one base (a test's stand-in).
     pub fn all_at(base: &str) -> Self {
-        let base = base.trim_end_matches('/').to_owned();
-        Self {
-            runpod: base.clone(),
-            vast: base.clone(),
-            lambda: base.clone(),
-            autodl: base,
-        }
+        Provider::ALL
+            .into_iter()
+            .fold(Self::default(), |endpoints, provider| {
+                endpoints.with(provider, base)
+            })
     }
 }
 
@@ -427,7 +411,7 @@ pub async fn list(store: &Store) -> Result<Vec<AccountSummary>, AccountError> {
                 .map(|e| crate::redact::redact_secrets(&e, None)),
             instances,
             verbs: provider.verbs().to_vec(),
-            lists_everything: provider != Provider::Autodl,
+            lists_everything: provider.row().lists_everything,
         });
     }
     Ok(out)
@@ -500,6 +484,19 @@ mod tests {
             AccountRef::parse("vast:a b"),
             Err(AccountError::BadLabel(_))
         ));
+    }
+
+    #[test]
+    fn each_provider_answers_at_its_row_base_unless_pointed_elsewhere() {
+        let endpoints = Endpoints::default().with(Provider::Vast, "http://127.0.0.1:8080/");
+        assert_eq!(endpoints.base(Provider::Vast), "http://127.0.0.1:8080");
+        for provider in Provider::ALL.into_iter().filter(|p| *p != Provider::Vast) {
+            assert_eq!(endpoints.base(provider), provider.row().default_base);
+        }
+        let stand_in = Endpoints::all_at("http://127.0.0.1:9/");
+        for provider in Provider::ALL {
+            assert_eq!(stand_in.base(provider), "http://127.0.0.1:9");
+        }
     }
 
     #[test]

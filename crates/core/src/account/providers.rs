@@ -1,10 +1,14 @@
 //! What tells the providers apart, one row each: names, the ledger preset, currency, how the
-//! API authenticates, which power verbs it offers, how it bills, its console and base URL.
+//! API authenticates, which power verbs it offers, how it bills, its console and base URL,
+//! whether its listing is complete and its ids numeric, where its market offers come from.
 //!
 //! Adding a provider touches its client file (`account/<provider>.rs`, dispatched in
-//! `client.rs`), its row here and its variant in [`Provider`], its stand-in in
-//! `tests/provider-standin`, and its two texts (`accounts.providers.<key>` in the UI's locales).
-//! Nothing else matches on the provider: rules that differ read a field of its row.
+//! `client.rs`), its row here and its variant in [`Provider`] (and `Provider::ALL`), its stand-in
+//! in `tests/provider-standin`, and its two texts (`accounts.providers.<key>` in the UI's
+//! locales). Where the market reads its offers or rents from it, its catalog request and parser
+//! (`market::snapshot::catalog`, `market/parse.rs`) and its create call (`market::rent`) are its
+//! arms there. `Endpoints` needs nothing. Every other rule that differs reads a field of its row;
+//! no `match` on the provider has a wildcard arm, so the compiler lists each place to fill.
 
 use super::remote::PowerVerb;
 use super::Provider;
@@ -30,6 +34,17 @@ pub enum Charges {
     None,
 }
 
+/// Where the market's offers of a provider come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offers {
+    /// A public search anyone may run (Vast.ai's bundles).
+    Public,
+    /// The catalog, read with the account's key (RunPod, Lambda): none without an account.
+    WithAccountKey,
+    /// No published prices: the user's own last rentals there stand in (AutoDL).
+    YourLastPrices,
+}
+
 /// One provider, described once.
 #[derive(Debug)]
 pub struct ProviderRow {
@@ -49,6 +64,11 @@ pub struct ProviderRow {
     pub default_base: &'static str,
     /// The variable that points its API elsewhere (a proxy, a test's stand-in).
     pub base_var: &'static str,
+    /// Whether its instance listing holds every instance (AutoDL's holds Pro API ones only).
+    pub lists_everything: bool,
+    /// Whether its instance ids are numbers (Vast.ai): anything else is refused before a URL.
+    pub numeric_ids: bool,
+    pub offers: Offers,
 }
 
 const ALL_VERBS: &[PowerVerb] = &[PowerVerb::On, PowerVerb::Off, PowerVerb::Release];
@@ -64,6 +84,9 @@ pub const RUNPOD: ProviderRow = ProviderRow {
     console: "https://console.runpod.io/pods",
     default_base: "https://api.runpod.io",
     base_var: "LEASEHOLD_RUNPOD_API_URL",
+    lists_everything: true,
+    numeric_ids: false,
+    offers: Offers::WithAccountKey,
 };
 
 pub const VAST: ProviderRow = ProviderRow {
@@ -77,6 +100,9 @@ pub const VAST: ProviderRow = ProviderRow {
     console: "https://cloud.vast.ai/instances/",
     default_base: "https://console.vast.ai",
     base_var: "LEASEHOLD_VAST_API_URL",
+    lists_everything: true,
+    numeric_ids: true,
+    offers: Offers::Public,
 };
 
 pub const LAMBDA: ProviderRow = ProviderRow {
@@ -90,6 +116,9 @@ pub const LAMBDA: ProviderRow = ProviderRow {
     console: "https://cloud.lambda.ai/instances",
     default_base: "https://cloud.lambda.ai",
     base_var: "LEASEHOLD_LAMBDA_API_URL",
+    lists_everything: true,
+    numeric_ids: false,
+    offers: Offers::WithAccountKey,
 };
 
 pub const AUTODL: ProviderRow = ProviderRow {
@@ -103,6 +132,9 @@ pub const AUTODL: ProviderRow = ProviderRow {
     console: "https://www.autodl.com/console/instance/list",
     default_base: "https://api.autodl.com",
     base_var: "LEASEHOLD_AUTODL_API_URL",
+    lists_everything: false,
+    numeric_ids: false,
+    offers: Offers::YourLastPrices,
 };
 
 impl Provider {

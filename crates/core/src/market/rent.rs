@@ -35,7 +35,7 @@ pub fn default_image(provider: Provider) -> &'static str {
     match provider {
         Provider::Autodl => super::rent_autodl::DEFAULT_IMAGE,
         Provider::Runpod => "runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04",
-        _ => "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel",
+        Provider::Vast | Provider::Lambda => "pytorch/pytorch:2.8.0-cuda12.8-cudnn9-devel",
     }
 }
 

@@ -14,6 +14,7 @@ use super::offer::{Offer, PriceSource, Stock};
 use super::parse::{self, Parsed};
 use super::MarketError;
 use crate::account::http::{refusal, Api};
+use crate::account::providers::Offers;
 use crate::account::{key_of, AccountError, AccountRef, Backoff, Endpoints, Provider};
 use crate::billing::ledger;
 use crate::ssh::Secret;
@@ -297,11 +298,11 @@ async fn fetch(
     provider: Provider,
     now: DateTime<Utc>,
 ) -> Fetch {
-    let result = match provider {
-        Provider::Autodl => return your_last_prices(store, now).await,
-        Provider::Vast => vast(endpoints, now).await,
-        Provider::Runpod | Provider::Lambda => match account_key(store, provider).await {
-            Ok(Some((_, key))) => keyed(endpoints, provider, key, now).await,
+    let result = match provider.row().offers {
+        Offers::YourLastPrices => return your_last_prices(store, provider, now).await,
+        Offers::Public => catalog(endpoints, provider, Secret::new(""), now).await,
+        Offers::WithAccountKey => match account_key(store, provider).await {
+            Ok(Some((_, key))) => catalog(endpoints, provider, key, now).await,
             Ok(None) => return Fetch::NoAccount,
             Err(err) => Err(err),
         },
@@ -312,73 +313,66 @@ async fn fetch(
     }
 }
 
-async fn vast(endpoints: &Endpoints, now: DateTime<Utc>) -> Result<Parsed, AccountError> {
-    let api = Api::new(
-        Provider::Vast,
-        endpoints.base(Provider::Vast),
-        Secret::new(""),
-        ONE_TRY,
-    )?;
-    let answer = api
-        .send(
-            Method::POST,
-            "/api/v0/bundles/",
-            &[],
-            Some(&parse::vast_query(VAST_LIMIT)),
-        )
-        .await?;
-    if !(200..300).contains(&answer.status) {
-        return Err(refusal("Vast.ai", &answer, None));
-    }
-    Ok(parse::vast(&answer.body, now))
-}
-
-async fn keyed(
+/// One read of `provider`'s published offers, with `key` where its row says it needs one.
+async fn catalog(
     endpoints: &Endpoints,
     provider: Provider,
     key: Secret,
     now: DateTime<Utc>,
 ) -> Result<Parsed, AccountError> {
     let api = Api::new(provider, endpoints.base(provider), key, ONE_TRY)?;
-    let (path, query): (&str, Vec<(&str, String)>) = match provider {
-        Provider::Runpod => (
-            "/v2/catalog/gpus",
-            vec![
-                ("include", "AVAILABILITY".to_owned()),
-                ("product", "POD".to_owned()),
-            ],
-        ),
-        _ => ("/api/v1/instance-types", Vec::new()),
+    let runpod_query = [
+        ("include", "AVAILABILITY".to_owned()),
+        ("product", "POD".to_owned()),
+    ];
+    let answer = match provider {
+        Provider::Vast => {
+            let query = parse::vast_query(VAST_LIMIT);
+            api.send(Method::POST, "/api/v0/bundles/", &[], Some(&query))
+                .await?
+        }
+        Provider::Runpod => {
+            api.send(Method::GET, "/v2/catalog/gpus", &runpod_query, None)
+                .await?
+        }
+        Provider::Lambda => {
+            api.send(Method::GET, "/api/v1/instance-types", &[], None)
+                .await?
+        }
+        // Its row says it publishes none; nothing is asked.
+        Provider::Autodl => return Ok(Parsed::default()),
     };
-    let answer = api.send(Method::GET, path, &query, None).await?;
     if !(200..300).contains(&answer.status) {
         return Err(refusal(provider.display(), &answer, None));
     }
     Ok(match provider {
+        Provider::Vast => parse::vast(&answer.body, now),
         Provider::Runpod => parse::runpod(&answer.body, now),
-        _ => parse::lambda(&answer.body, now),
+        Provider::Lambda => parse::lambda(&answer.body, now),
+        Provider::Autodl => Parsed::default(),
     })
 }
 
-/// AutoDL publishes no prices: its rows are the user's own AutoDL rentals, the newest per GPU,
-/// count and region, marked "your last price" and dated when that rental was recorded.
-async fn your_last_prices(store: &Store, now: DateTime<Utc>) -> Fetch {
+/// For a provider that publishes no prices (AutoDL): its rows are the user's own rentals there,
+/// the newest per GPU, count and region, marked "your last price" and dated when that rental
+/// was recorded.
+async fn your_last_prices(store: &Store, provider: Provider, now: DateTime<Utc>) -> Fetch {
     let rentals = match ledger::list(store, now).await {
         Ok(rentals) => rentals,
         Err(err) => {
             return Fetch::Failed(AccountError::Malformed {
-                provider: "AutoDL",
+                provider: provider.display(),
                 detail: err.to_string(),
             })
         }
     };
     let mut parsed = Parsed::default();
-    let mut autodl: Vec<_> = rentals
+    let mut theirs: Vec<_> = rentals
         .into_iter()
-        .filter(|r| r.provider == Provider::Autodl.preset().as_str())
+        .filter(|r| r.provider == provider.preset().as_str())
         .collect();
-    autodl.sort_by_key(|row| std::cmp::Reverse(row.created_at));
-    for rental in autodl {
+    theirs.sort_by_key(|row| std::cmp::Reverse(row.created_at));
+    for rental in theirs {
         let spec = crate::catalog::find_gpu(&rental.gpu_model);
         let vram_gb = spec
             .and_then(|s| s.memory_gb.as_ref())
@@ -391,7 +385,7 @@ async fn your_last_prices(store: &Store, now: DateTime<Utc>) -> Fetch {
             continue;
         }
         parsed.offers.push(Offer {
-            provider: Provider::Autodl,
+            provider,
             offer_id: format!("ledger-{}", rental.id),
             gpu,
             count: rental.gpu_count,

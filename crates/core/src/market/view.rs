@@ -13,6 +13,7 @@ use super::offer::{Offer, PriceSource};
 use super::rank::{for_task, RankedOffer, DEFAULT_DISK_GB};
 use super::snapshot::load;
 use super::MarketError;
+use crate::account::providers::Offers;
 use crate::account::Provider;
 use crate::billing::exchange::{self, DatedRate};
 use crate::catalog::recommend::RecommendRequest;
@@ -121,7 +122,7 @@ pub async fn for_recommendation(
                 last_error: kept.and_then(|s| s.last_error.clone()),
                 offers: kept.map_or(0, |s| s.offers.len() as u64),
                 linked: accounts.iter().any(|a| a.provider == provider),
-                needs_account: matches!(provider, Provider::Runpod | Provider::Lambda),
+                needs_account: provider.row().offers == Offers::WithAccountKey,
             }
         })
         .collect();

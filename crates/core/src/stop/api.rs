@@ -87,7 +87,7 @@ pub fn forget_api_key(provider: Provider) -> Result<(), StopError> {
 /// check, and digits only for Vast.ai (its ids are numbers).
 pub fn check_provider_id(provider: Provider, id: &str) -> Result<String, StopError> {
     remote::checked_id(id)
-        .filter(|id| provider != Provider::Vast || id.chars().all(|c| c.is_ascii_digit()))
+        .filter(|id| !provider.row().numeric_ids || id.chars().all(|c| c.is_ascii_digit()))
         .ok_or_else(|| StopError::BadProviderId {
             api: provider.as_str(),
             value: id.trim().chars().take(80).collect(),
