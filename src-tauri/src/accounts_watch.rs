@@ -8,7 +8,7 @@ use std::time::Duration;
 use leasehold_core::account::{sync, Backoff, Endpoints};
 use tauri::{Emitter, Manager};
 
-use crate::reminders::ReminderBoard;
+use crate::board::ReminderBoard;
 use crate::state::AppState;
 
 pub const EVERY: Duration = Duration::from_secs(120);

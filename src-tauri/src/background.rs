@@ -13,10 +13,10 @@ static LOOPS: Once = Once::new();
 
 pub fn after_open(app: &AppHandle) {
     if let Some(state) = app.try_state::<AppState>() {
-        crate::commands::team::start_background_sync(&state);
+        crate::team_watch::start(&state);
     }
     LOOPS.call_once(|| {
-        crate::commands::monitor::spawn_background_sampler(app.clone());
+        crate::monitor_watch::start(app.clone());
         crate::jobs_watch::start(app.clone());
         crate::accounts_watch::start(app.clone());
         crate::market_watch::start(app.clone());

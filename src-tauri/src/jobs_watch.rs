@@ -10,7 +10,7 @@ use leasehold_core::job::record::JobRecord;
 use leasehold_core::job::JobState;
 use tauri::{AppHandle, Emitter, Manager};
 
-use crate::reminders::{ReminderBoard, TrayLabels};
+use crate::board::{ReminderBoard, TrayLabels};
 use crate::state::AppState;
 
 /// One status read per running job and connected instance this often: a finished install is

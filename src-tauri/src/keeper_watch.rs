@@ -14,7 +14,7 @@ use leasehold_core::store::Store;
 use leasehold_core::webhook::{self, saved, WebhookMessage};
 use tauri::Manager;
 
-use crate::reminders::ReminderBoard;
+use crate::board::ReminderBoard;
 use crate::state::AppState;
 
 pub const EVERY: Duration = Duration::from_secs(10);

@@ -2,14 +2,17 @@
 
 mod accounts_watch;
 mod background;
+mod board;
 mod commands;
 mod hunt_runners;
 mod jobs_watch;
 mod keeper_watch;
 mod logging;
 mod market_watch;
+mod monitor_watch;
 mod reminders;
 mod state;
+mod team_watch;
 mod tray;
 #[cfg(test)]
 mod typed_calls;
@@ -228,7 +231,7 @@ pub fn run() {
             // With a tray, closing the window leaves the app watching the bills.
             if let tauri::WindowEvent::CloseRequested { api, .. } = event {
                 let keeps_running = window
-                    .try_state::<reminders::ReminderBoard>()
+                    .try_state::<board::ReminderBoard>()
                     .is_some_and(|board| board.has_tray());
                 if keeps_running {
                     api.prevent_close();

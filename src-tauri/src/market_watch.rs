@@ -61,7 +61,7 @@ pub fn start(app: tauri::AppHandle) {
 fn notify_desktop(app: &tauri::AppHandle, hit: &market::alerts::AlertHit) {
     use tauri_plugin_notification::NotificationExt;
     let labels = app
-        .try_state::<crate::reminders::ReminderBoard>()
+        .try_state::<crate::board::ReminderBoard>()
         .map(|board| board.labels())
         .unwrap_or_default();
     let offer = &hit.offer;

@@ -21,7 +21,7 @@ use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Emitter, Manager, Wry};
 
-use crate::reminders::{ReminderBoard, TrayLabels};
+use crate::board::{ReminderBoard, TrayLabels};
 use crate::state::AppState;
 
 const TRAY_ID: &str = "leasehold";

@@ -13,10 +13,13 @@ more modules must be listed, modules sorted, in `tests/arch/known_cycles.txt` (t
 
 The circles between the direct sub-modules of `billing`, `monitor` and `team` are held to the
 same list, as lines such as `team: alerts views` (issue 36, point 5: billing and monitor have none
-left). Python 3 standard library only; run from anywhere:
+left). The desktop app's modules (`src-tauri/src`: the state, the background loops, the tray, the
+commands) are read the same way and may have no circle at all. Python 3 standard library only;
+run from anywhere:
 
     python3 tests/arch/module_cycles.py
     python3 tests/arch/module_cycles.py --extra-edge target:stop   # self-test: must fail
+    python3 tests/arch/module_cycles.py --extra-app-edge state:tray   # self-test: must fail
 """
 
 import argparse
@@ -27,6 +30,7 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "crates", "core", "src")
+APP_SRC = os.path.join(ROOT, "src-tauri", "src")
 ALLOWLIST = os.path.join(ROOT, "tests", "arch", "known_cycles.txt")
 SUBMODULE_REPORT = ("billing", "monitor", "team")
 
@@ -176,14 +180,15 @@ def resolve(here, prefix, segs):
     return here[: len(here) - ups] + segs
 
 
-def collect(extra_edges):
+def collect(extra_edges, src=SRC):
+    shown = os.path.relpath(src, ROOT).replace(os.sep, "/")
     files = []
-    for dirpath, _, names in os.walk(SRC):
+    for dirpath, _, names in os.walk(src):
         for name in names:
             if name.endswith(".rs"):
-                files.append(os.path.relpath(os.path.join(dirpath, name), SRC).replace(os.sep, "/"))
+                files.append(os.path.relpath(os.path.join(dirpath, name), src).replace(os.sep, "/"))
     files.sort()
-    raw = {rel: open(os.path.join(SRC, rel), encoding="utf-8").read() for rel in files}
+    raw = {rel: open(os.path.join(src, rel), encoding="utf-8").read() for rel in files}
     codes = {rel: strip_code(text) for rel, text in raw.items()}
     skip = test_only_files(files, codes)
 
@@ -197,7 +202,7 @@ def collect(extra_edges):
     top = defaultdict(dict)  # a → {b: "file:line"}
     refs_by_file = {}
     for rel in files:
-        if rel in skip or rel == "lib.rs":
+        if rel in skip or rel in ("lib.rs", "main.rs"):
             continue
         code = drop_cfg_test_blocks(codes[rel])
         here = module_path(rel)
@@ -208,9 +213,9 @@ def collect(extra_edges):
                 continue
             line = code.count("\n", 0, at) + 1
             target = [root_items.get(target[0], target[0])] + target[1:]
-            refs.append((target, f"crates/core/src/{rel}:{line}", code, at))
+            refs.append((target, f"{shown}/{rel}:{line}", code, at))
             if target[0] in modules and target[0] != here[0]:
-                top[here[0]].setdefault(target[0], f"crates/core/src/{rel}:{line}")
+                top[here[0]].setdefault(target[0], f"{shown}/{rel}:{line}")
         refs_by_file[rel] = (here, refs, code)
     for a, b in extra_edges:
         top[a].setdefault(b, "--extra-edge")
@@ -317,14 +322,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--extra-edge", action="append", default=[], metavar="A:B",
                     help="pretend module A references module B (to see the check fail)")
+    ap.add_argument("--extra-app-edge", action="append", default=[], metavar="A:B",
+                    help="pretend the app's module A references its module B")
     ap.add_argument("--allowlist", default=ALLOWLIST, help="the list of known circles")
     args = ap.parse_args()
-    extra = []
-    for e in args.extra_edge:
-        a, sep, b = e.partition(":")
-        if not sep or not a or not b:
-            ap.error(f"--extra-edge wants A:B, got {e!r}")
-        extra.append((a, b))
+
+    def edges(given, flag):
+        out = []
+        for e in given:
+            a, sep, b = e.partition(":")
+            if not sep or not a or not b:
+                ap.error(f"{flag} wants A:B, got {e!r}")
+            out.append((a, b))
+        return out
+
+    extra = edges(args.extra_edge, "--extra-edge")
+    extra_app = edges(args.extra_app_edge, "--extra-app-edge")
 
     top, refs_by_file = collect(extra)
     found = sccs(top)
@@ -365,10 +378,18 @@ def main():
         for l in listed_sub.get(module, []):
             if l not in comps:
                 notes.append(f"  '{module}: {' '.join(l)}' is gone: remove its line in {rel_allow}")
+    app_top, _ = collect(extra_app, APP_SRC)
+    app_found = sccs(app_top)
+    print("app module circles (src-tauri/src):", "none" if not app_found else "")
+    for comp in app_found:
+        edges = "\n".join(f"      {a} → {b}   ({where})" for a, b, where in cycle_edges(app_top, comp))
+        print("  " + " ".join(comp))
+        failures.append(f"  circle in the app: {' '.join(comp)}\n    its edges:\n{edges}")
     for n in notes:
         print("note:" + n[1:])
     if failures:
-        print("\nFAIL: a circle between core modules that is not in " + rel_allow + ":", file=sys.stderr)
+        print("\nFAIL: a circle between the app's modules, or between core modules that is not in "
+              + rel_allow + ":", file=sys.stderr)
         print("\n".join(failures), file=sys.stderr)
         print("Break the circle (move the shared piece down, or pass a value/callback in) rather than "
               "adding it to the list.", file=sys.stderr)

@@ -1,11 +1,11 @@
 //! The dashboard's GPU monitor: thin commands over `leasehold_core::monitor`. The stream runs on
 //! the instance's live connection and sends every event through a channel until `monitor_stop`
-//! (the page closed); the background sampler feeds the minute history once a minute.
+//! (the page closed); `monitor_watch` feeds the minute history in the background.
 
 use leasehold_core::diagnose::Lang;
 use leasehold_core::monitor::history::{self, BusyHours, GpuMinute};
 use leasehold_core::monitor::live::{self, monitor_key};
-use leasehold_core::monitor::{background, MonitorEvent};
+use leasehold_core::monitor::MonitorEvent;
 use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tauri::ipc::Channel;
@@ -63,30 +63,4 @@ pub async fn monitor_busy_hours(
     instance: String,
 ) -> Result<BusyHours, ApiError> {
     Ok(history::busy_hours(&state.store, &instance, state.now()).await?)
-}
-
-/// Once a minute, look at every billing instance the app holds a connection to, so the idle
-/// reminder and the busy hours know the GPUs even while no dashboard is open.
-pub fn spawn_background_sampler(app: tauri::AppHandle) {
-    use tauri::Manager;
-    tauri::async_runtime::spawn(async move {
-        let mut ticker = tokio::time::interval(background::BACKGROUND_INTERVAL);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            ticker.tick().await;
-            let Some(state) = app.try_state::<AppState>() else {
-                continue;
-            };
-            match background::sample_live_instances(&state.store, &state.live, state.now()).await {
-                Ok(done) => {
-                    for (instance, result) in done {
-                        if let Err(err) = result {
-                            tracing::info!(%err, instance, "background GPU look failed");
-                        }
-                    }
-                }
-                Err(err) => tracing::warn!(%err, "background GPU sampler"),
-            }
-        }
-    });
 }

@@ -7,7 +7,7 @@ use leasehold_core::usecase;
 use leasehold_core::webhook::{saved, Delivery, WebhookView};
 use leasehold_core::{AdapterError, ApiError};
 
-use crate::reminders::{Board, ReminderBoard, TrayLabels};
+use crate::board::{Board, ReminderBoard, TrayLabels};
 use crate::state::AppState;
 
 /// What the popup shows now (the scheduler's last tick).

@@ -7,7 +7,7 @@ use leasehold_core::usecase;
 use leasehold_core::ApiError;
 use tracing::instrument;
 
-use crate::reminders::ReminderBoard;
+use crate::board::ReminderBoard;
 use crate::state::AppState;
 
 /// How "Stop now" would go: the command, the API, whether an id and a key are saved.

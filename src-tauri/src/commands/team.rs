@@ -136,7 +136,7 @@ pub async fn team_share_verify(
 #[tracing::instrument(skip(state, board), err(Debug))]
 pub async fn team_snooze_reminder(
     state: tauri::State<'_, AppState>,
-    board: tauri::State<'_, crate::reminders::ReminderBoard>,
+    board: tauri::State<'_, crate::board::ReminderBoard>,
     kind: leasehold_core::remind::ReminderKind,
     occurrence: String,
     snooze: leasehold_core::remind::Snooze,
@@ -153,7 +153,7 @@ pub async fn team_snooze_reminder(
 #[tracing::instrument(skip(state, board), err(Debug))]
 pub async fn team_dismiss_reminder(
     state: tauri::State<'_, AppState>,
-    board: tauri::State<'_, crate::reminders::ReminderBoard>,
+    board: tauri::State<'_, crate::board::ReminderBoard>,
     kind: leasehold_core::remind::ReminderKind,
     occurrence: String,
 ) -> Result<(), ApiError> {
@@ -169,13 +169,4 @@ pub async fn team_disconnect(
     state: tauri::State<'_, AppState>,
 ) -> Result<Option<TeamLink>, ApiError> {
     Ok(team::disconnect(&state.store).await?)
-}
-
-/// Start the background push/pull for the app's lifetime (it syncs only while linked).
-pub fn start_background_sync(state: &AppState) {
-    tauri::async_runtime::spawn(team::keep_in_sync(
-        state.store.clone(),
-        state.clock.clone(),
-        team::BACKGROUND_SYNC_EVERY,
-    ));
 }
