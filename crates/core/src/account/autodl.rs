@@ -35,7 +35,7 @@ fn state_of(word: &str) -> RemoteState {
 
 /// `data` of a successful answer; a refusal in AutoDL's words otherwise.
 fn data(answer: &Answer, id: Option<&str>) -> Result<Value, AccountError> {
-    if !(200..300).contains(&answer.status) {
+    if !answer.accepted() {
         return Err(refusal(NAME, answer, id));
     }
     match answer.body.get("code").and_then(Value::as_str) {

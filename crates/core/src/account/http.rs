@@ -283,6 +283,27 @@ pub fn provider_words(body: &serde_json::Value) -> String {
     super::remote::clean_text(&words, 200)
 }
 
+impl Answer {
+    /// Whether the provider accepted the request (2xx).
+    pub fn accepted(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// This answer when the provider accepted the request, else what its refusal means
+    /// ([`refusal`]): the one status check every client and the market make.
+    pub fn or_refusal(
+        self,
+        provider: &'static str,
+        id: Option<&str>,
+    ) -> Result<Self, AccountError> {
+        if self.accepted() {
+            Ok(self)
+        } else {
+            Err(refusal(provider, &self, id))
+        }
+    }
+}
+
 /// The common reading of a non-2xx answer.
 pub fn refusal(provider: &'static str, answer: &Answer, id: Option<&str>) -> AccountError {
     let detail = provider_words(&answer.body);

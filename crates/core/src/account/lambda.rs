@@ -84,20 +84,14 @@ pub async fn check_key(api: &Api) -> Result<(), AccountError> {
     let answer = api
         .send(Method::GET, "/api/v1/instances", &[], None)
         .await?;
-    if (200..300).contains(&answer.status) {
-        Ok(())
-    } else {
-        Err(refusal(NAME, &answer, None))
-    }
+    answer.or_refusal(NAME, None).map(drop)
 }
 
 pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError> {
     let answer = api
         .send(Method::GET, "/api/v1/instances", &[], None)
         .await?;
-    if !(200..300).contains(&answer.status) {
-        return Err(refusal(NAME, &answer, None));
-    }
+    let answer = answer.or_refusal(NAME, None)?;
     let mut listing = Listing::new();
     listing.read_page(NAME, &answer.body, "data", |item| parse_instance(item, now))?;
     listing.drop_duplicates(NAME);

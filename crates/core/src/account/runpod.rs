@@ -89,18 +89,12 @@ pub fn parse_pod(pod: &Value, now: DateTime<Utc>) -> Result<RemoteInstance, Stri
 
 pub async fn check_key(api: &Api) -> Result<(), AccountError> {
     let answer = api.send(Method::GET, "/v2/pods", &[], None).await?;
-    if (200..300).contains(&answer.status) {
-        Ok(())
-    } else {
-        Err(refusal(NAME, &answer, None))
-    }
+    answer.or_refusal(NAME, None).map(drop)
 }
 
 pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError> {
     let answer = api.send(Method::GET, "/v2/pods", &[], None).await?;
-    if !(200..300).contains(&answer.status) {
-        return Err(refusal(NAME, &answer, None));
-    }
+    let answer = answer.or_refusal(NAME, None)?;
     let mut listing = Listing::new();
     listing.read_page(NAME, &answer.body, "pods", |pod| parse_pod(pod, now))?;
     listing.drop_duplicates(NAME);
@@ -186,9 +180,7 @@ pub async fn charges(
     let answer = api
         .send(Method::GET, "/v2/billing/pods", &query, None)
         .await?;
-    if !(200..300).contains(&answer.status) {
-        return Err(refusal(NAME, &answer, None));
-    }
+    let answer = answer.or_refusal(NAME, None)?;
     let records = answer
         .body
         .get("records")

@@ -102,11 +102,7 @@ pub async fn check_key(api: &Api) -> Result<(), AccountError> {
             None,
         )
         .await?;
-    if (200..300).contains(&answer.status) {
-        Ok(())
-    } else {
-        Err(refusal(NAME, &answer, None))
-    }
+    answer.or_refusal(NAME, None).map(drop)
 }
 
 pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError> {
@@ -120,9 +116,7 @@ pub async fn list(api: &Api, now: DateTime<Utc>) -> Result<Listing, AccountError
         let answer = api
             .send(Method::GET, "/api/v1/instances/", &query, None)
             .await?;
-        if !(200..300).contains(&answer.status) {
-            return Err(refusal(NAME, &answer, None));
-        }
+        let answer = answer.or_refusal(NAME, None)?;
         let found = listing.read_page(NAME, &answer.body, "instances", |item| {
             parse_instance(item, now)
         })?;
@@ -219,9 +213,7 @@ pub async fn charges_on(api: &Api, day: NaiveDate) -> Result<Vec<Charge>, Accoun
         let answer = api
             .send(Method::GET, "/api/v0/charges/", &query, None)
             .await?;
-        if !(200..300).contains(&answer.status) {
-            return Err(refusal(NAME, &answer, None));
-        }
+        let answer = answer.or_refusal(NAME, None)?;
         let results = answer
             .body
             .get("results")

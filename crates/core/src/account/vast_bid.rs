@@ -65,9 +65,7 @@ pub async fn look(api: &Api, id: &str) -> Result<BidState, AccountError> {
     let answer = api
         .send(Method::GET, &format!("/api/v0/instances/{id}/"), &[], None)
         .await?;
-    if !(200..300).contains(&answer.status) {
-        return Err(refusal(NAME, &answer, Some(id)));
-    }
+    let answer = answer.or_refusal(NAME, Some(id))?;
     match answer.body.get("instances") {
         Some(item @ Value::Object(_)) => Ok(bid_state(item)),
         _ => Err(AccountError::UnknownRemote {
@@ -156,9 +154,7 @@ pub async fn pending_increases(api: &Api) -> Result<Vec<PriceIncrease>, AccountE
             None,
         )
         .await?;
-    if !(200..300).contains(&answer.status) {
-        return Err(refusal(NAME, &answer, None));
-    }
+    let answer = answer.or_refusal(NAME, None)?;
     let rows = answer
         .body
         .get("pending_price_increases")

@@ -317,9 +317,7 @@ async fn live_offer(
             let answer = keyless
                 .send(Method::POST, "/api/v0/bundles/", &[], Some(&query))
                 .await?;
-            if !(200..300).contains(&answer.status) {
-                return Err(refusal("Vast.ai", &answer, None).into());
-            }
+            let answer = answer.or_refusal("Vast.ai", None)?;
             parse::vast(&answer.body, now)
         }
         Provider::Runpod => {
@@ -330,18 +328,14 @@ async fn live_offer(
             let answer = api
                 .send(Method::GET, "/v2/catalog/gpus", &query, None)
                 .await?;
-            if !(200..300).contains(&answer.status) {
-                return Err(refusal("RunPod", &answer, None).into());
-            }
+            let answer = answer.or_refusal("RunPod", None)?;
             parse::runpod(&answer.body, now)
         }
         Provider::Lambda => {
             let answer = api
                 .send(Method::GET, "/api/v1/instance-types", &[], None)
                 .await?;
-            if !(200..300).contains(&answer.status) {
-                return Err(refusal("Lambda", &answer, None).into());
-            }
+            let answer = answer.or_refusal("Lambda", None)?;
             parse::lambda(&answer.body, now)
         }
         Provider::Autodl => return Err(gone("no offers")),
@@ -478,9 +472,7 @@ async fn create_vast(api: &Api, request: &RentRequest, offer: &Offer) -> Result<
             detail: provider_words(&answer.body),
         }));
     }
-    if !(200..300).contains(&answer.status)
-        || answer.body.get("success") == Some(&Value::Bool(false))
-    {
+    if !answer.accepted() || answer.body.get("success") == Some(&Value::Bool(false)) {
         return Err(Sent::Refused(refusal("Vast.ai", &answer, None).into()));
     }
     let remote_id = match answer.body.get("new_contract") {

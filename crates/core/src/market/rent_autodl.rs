@@ -218,7 +218,7 @@ async fn create(api: &Api, request: &RentRequest, spec: &SpecRequest) -> Result<
         .and_then(Value::as_str)
         .unwrap_or("");
     let words = provider_words(&answer.body);
-    if (200..300).contains(&answer.status) && code == "Success" {
+    if answer.accepted() && code == "Success" {
         let data = answer.body.get("data");
         // The documented answer is the uuid itself; some clients report an object holding it.
         let id = data

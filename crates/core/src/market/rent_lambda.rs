@@ -38,7 +38,7 @@ pub(super) async fn create(
         &body,
     )
     .await?;
-    if !(200..300).contains(&answer.status) {
+    if !answer.accepted() {
         let code = answer
             .body
             .get("error")
@@ -76,7 +76,7 @@ async fn key_names(api: &Api, request: &RentRequest) -> Result<Vec<String>, Sent
         .send(Method::GET, "/api/v1/ssh-keys", &[], None)
         .await
         .map_err(refused)?;
-    if !(200..300).contains(&answer.status) {
+    if !answer.accepted() {
         return Err(Sent::Refused(refusal("Lambda", &answer, None).into()));
     }
     let listed: Vec<(String, String)> = answer
@@ -126,7 +126,7 @@ async fn key_names(api: &Api, request: &RentRequest) -> Result<Vec<String>, Sent
         )
         .await
         .map_err(refused)?;
-    if !(200..300).contains(&answer.status) {
+    if !answer.accepted() {
         return Err(Sent::Refused(refusal("Lambda", &answer, None).into()));
     }
     Ok(vec![name])

@@ -13,7 +13,7 @@ use ts_rs::TS;
 use super::offer::{Offer, PriceSource, Stock};
 use super::parse::{self, Parsed};
 use super::MarketError;
-use crate::account::http::{refusal, Api};
+use crate::account::http::Api;
 use crate::account::providers::Offers;
 use crate::account::{key_of, AccountError, AccountRef, Backoff, Endpoints, Provider};
 use crate::billing::ledger;
@@ -342,9 +342,7 @@ async fn catalog(
         // Its row says it publishes none; nothing is asked.
         Provider::Autodl => return Ok(Parsed::default()),
     };
-    if !(200..300).contains(&answer.status) {
-        return Err(refusal(provider.display(), &answer, None));
-    }
+    let answer = answer.or_refusal(provider.display(), None)?;
     Ok(match provider {
         Provider::Vast => parse::vast(&answer.body, now),
         Provider::Runpod => parse::runpod(&answer.body, now),
