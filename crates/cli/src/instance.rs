@@ -15,10 +15,12 @@ use leasehold_core::billing::{
 };
 use leasehold_core::status::{self, InstanceStatus};
 use leasehold_core::team;
+use leasehold_core::usecase::{self, ActionError, Handles};
 use rust_decimal::Decimal;
 
 use crate::ledger::{
-    block_on, block_on_coded, decimal, open_existing, open_for_write, optional_decimal, time_or_now,
+    block_on, block_on_coded, decimal, open_existing, open_for_write, optional_decimal,
+    time_or_now, CLOCK,
 };
 use crate::output;
 use crate::rule_flags::RuleFlags;
@@ -313,13 +315,16 @@ fn project(db: &Path, args: &ProjectArgs) -> Result<ExitCode, ExitCode> {
     }
     let outcome = block_on(async {
         let store = open_existing(db, &args.name).await?;
-        let result = async {
-            if let Some(project) = wanted {
-                team::set_project(&store, &args.name, project).await?;
+        let result = match wanted {
+            Some(project) => {
+                let handles = Handles::default();
+                let context = handles.context(&store, &CLOCK);
+                usecase::team::set_project(&context, &args.name, project).await
             }
-            team::project_of(&store, &args.name).await
-        }
-        .await;
+            None => team::project_of(&store, &args.name)
+                .await
+                .map_err(ActionError::from),
+        };
         store.close().await;
         Ok(result)
     })?;

@@ -320,24 +320,7 @@ async fn live_offer(
             let answer = answer.or_refusal("Vast.ai", None)?;
             parse::vast(&answer.body, now)
         }
-        Provider::Runpod => {
-            let query = [
-                ("include", "AVAILABILITY".to_owned()),
-                ("product", "POD".to_owned()),
-            ];
-            let answer = api
-                .send(Method::GET, "/v2/catalog/gpus", &query, None)
-                .await?;
-            let answer = answer.or_refusal("RunPod", None)?;
-            parse::runpod(&answer.body, now)
-        }
-        Provider::Lambda => {
-            let answer = api
-                .send(Method::GET, "/api/v1/instance-types", &[], None)
-                .await?;
-            let answer = answer.or_refusal("Lambda", None)?;
-            parse::lambda(&answer.body, now)
-        }
+        Provider::Runpod | Provider::Lambda => super::snapshot::read_catalog(api, now).await?,
         Provider::Autodl => return Err(gone("no offers")),
     };
     parsed

@@ -321,6 +321,13 @@ async fn catalog(
     now: DateTime<Utc>,
 ) -> Result<Parsed, AccountError> {
     let api = Api::new(provider, endpoints.base(provider), key, ONE_TRY)?;
+    read_catalog(&api, now).await
+}
+
+/// The published offers of `api`'s provider, read through it (keyless for a public catalog):
+/// a refresh, and the look at an offer again just before it is rented.
+pub(super) async fn read_catalog(api: &Api, now: DateTime<Utc>) -> Result<Parsed, AccountError> {
+    let provider = api.provider();
     let runpod_query = [
         ("include", "AVAILABILITY".to_owned()),
         ("product", "POD".to_owned()),
