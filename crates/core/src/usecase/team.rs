@@ -1,5 +1,6 @@
-//! The team settings the app changes from its Team page, each answered with what the page shows
-//! next: the team status, or the project as saved.
+//! The team settings the app changes (the Team page's budget, alerts and sharing, an instance's
+//! project), each answered with what the screen shows next: the team status, or the project as
+//! saved.
 
 use super::{ActionError, Context};
 use crate::billing::rules::parse_decimal;
