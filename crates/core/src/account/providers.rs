@@ -5,10 +5,11 @@
 //! Adding a provider touches its client file (`account/<provider>.rs`, dispatched in
 //! `client.rs`), its row here and its variant in [`Provider`] (and `Provider::ALL`), its stand-in
 //! in `tests/provider-standin`, and its two texts (`accounts.providers.<key>` in the UI's
-//! locales). Where the market reads its offers or rents from it, its catalog request and parser
-//! (`market::snapshot::catalog`, `market/parse.rs`) and its create call (`market::rent`) are its
-//! arms there. `Endpoints` needs nothing. Every other rule that differs reads a field of its row;
-//! no `match` on the provider has a wildcard arm, so the compiler lists each place to fill.
+//! locales). Where the market reads its offers or rents from it, its catalog request and
+//! parser (`market::snapshot::read_catalog`, `market/parse.rs`) and its create call
+//! (`market::rent`) are its arms there. `Endpoints` needs nothing. Every other rule that differs
+//! reads a field of its row; no `match` on the provider has a wildcard arm, so the compiler lists
+//! each place to fill.
 
 use super::remote::PowerVerb;
 use super::Provider;
